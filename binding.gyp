@@ -1,0 +1,45 @@
+{
+  "variables": {
+    "has_libdeflate%": "<!(node scripts/detect-libdeflate.cjs)",
+    "sanitize%": "<!(node -p \"process.env.PCHECKOUT_SANITIZE === '1' ? 'true' : 'false'\")"
+  },
+  "targets": [
+    {
+      "target_name": "pcheckout",
+      "sources": [
+        "native/base_cache.cc",
+        "native/binding.cc",
+        "native/common.cc",
+        "native/delta.cc",
+        "native/inflate.cc",
+        "native/mapped_file.cc",
+        "native/odb.cc",
+        "native/pack.cc",
+        "native/pack_index.cc",
+        "native/tree.cc",
+        "native/writer.cc"
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_CPP_EXCEPTIONS_ALL",
+        "NODE_ADDON_API_DISABLE_DEPRECATED"
+      ],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-O2"],
+      "libraries": ["-lz"],
+      "conditions": [
+        ["has_libdeflate=='true'", {
+          "defines": ["PCHECKOUT_LIBDEFLATE"],
+          "libraries": ["-ldeflate"]
+        }],
+        ["sanitize=='true'", {
+          "cflags_cc": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1"],
+          "ldflags": ["-fsanitize=address,undefined"]
+        }]
+      ]
+    }
+  ]
+}

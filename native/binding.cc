@@ -1,0 +1,343 @@
+// N-API glue: argument checks of last resort (TypeScript validates first), conversion of
+// results to typed arrays, and pc::Error -> JS Error with a `code`. Per-environment state
+// lives in the Addon instance, so the module loads safely in many worker threads.
+#include <napi.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "inflate.h"
+#include "odb.h"
+#include "tree.h"
+#include "writer.h"
+
+namespace {
+
+using pc::Code;
+
+Napi::Error make_error(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Error err = Napi::Error::New(env, message);
+  err.Set("code", Napi::String::New(env, code));
+  return err;
+}
+
+[[noreturn]] void throw_native(Napi::Env env, const pc::Error& e) {
+  throw make_error(env, pc::code_name(e.code()), e.what());
+}
+
+[[noreturn]] void throw_arg(Napi::Env env, const std::string& what) {
+  throw make_error(env, "ERR_NATIVE_ARGUMENT", what);
+}
+
+const uint8_t* oid_arg(const Napi::Value& v, Napi::Env env) {
+  if (!v.IsBuffer() || v.As<Napi::Buffer<uint8_t>>().Length() != 20)
+    throw_arg(env, "expected a 20-byte object id");
+  return v.As<Napi::Buffer<uint8_t>>().Data();
+}
+
+Napi::Buffer<uint8_t> copy_buffer(Napi::Env env, const void* data, size_t len) {
+  return Napi::Buffer<uint8_t>::Copy(env, static_cast<const uint8_t*>(data), len);
+}
+
+// A write request parsed from JS, holding references so an async write can outlive the call.
+struct ParsedRequest {
+  pc::WriteRequest req;
+  Napi::ObjectReference keep;
+};
+
+std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsObject()) throw_arg(env, "expected a write request object");
+  Napi::Object o = v.As<Napi::Object>();
+  auto parsed = std::make_unique<ParsedRequest>();
+  parsed->keep = Napi::Persistent(o);
+  Napi::Value root = o.Get("root"), paths = o.Get("paths"), oids = o.Get("oids"),
+              modes = o.Get("modes"), sizes = o.Get("sizes"), threshold = o.Get("streamThreshold");
+  if (!root.IsString()) throw_arg(env, "root must be a string");
+  if (!paths.IsBuffer() || !oids.IsBuffer()) throw_arg(env, "paths and oids must be Buffers");
+  if (!modes.IsTypedArray() || modes.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+    throw_arg(env, "modes must be a Uint32Array");
+  if (!sizes.IsTypedArray() ||
+      sizes.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    throw_arg(env, "sizes must be a Float64Array");
+  if (!threshold.IsNumber()) throw_arg(env, "streamThreshold must be a number");
+  pc::WriteRequest& req = parsed->req;
+  req.root = root.As<Napi::String>().Utf8Value();
+  auto pbuf = paths.As<Napi::Buffer<char>>();
+  const char* p = pbuf.Data();
+  size_t len = pbuf.Length();
+  if (len > 0 && p[len - 1] != '\0') throw_arg(env, "paths must end with a NUL");
+  for (size_t start = 0; start < len;) {
+    req.paths.push_back(p + start);
+    start += std::strlen(p + start) + 1;
+  }
+  size_t n = req.paths.size();
+  auto obuf = oids.As<Napi::Buffer<uint8_t>>();
+  auto marr = modes.As<Napi::Uint32Array>();
+  auto sarr = sizes.As<Napi::Float64Array>();
+  if (obuf.Length() != n * 20 || marr.ElementLength() != n || sarr.ElementLength() != n)
+    throw_arg(env, "paths, oids, modes and sizes differ in length");
+  req.oids = obuf.Data();
+  req.modes = marr.Data();
+  req.sizes = sarr.Data();
+  double t = threshold.As<Napi::Number>().DoubleValue();
+  req.stream_threshold = t > 0 ? static_cast<uint64_t>(t) : 0;
+  return parsed;
+}
+
+Napi::Object result_to_js(Napi::Env env, pc::WriteResult& res) {
+  Napi::Object out = Napi::Object::New(env);
+  auto stats = Napi::Uint32Array::New(env, res.stats.size());
+  if (!res.stats.empty())
+    std::memcpy(stats.Data(), res.stats.data(), res.stats.size() * sizeof(uint32_t));
+  auto status = Napi::Int32Array::New(env, res.status.size());
+  if (!res.status.empty())
+    std::memcpy(status.Data(), res.status.data(), res.status.size() * sizeof(int32_t));
+  Napi::Array errors = Napi::Array::New(env, res.errors.size());
+  for (size_t i = 0; i < res.errors.size(); i++) {
+    Napi::Object e = Napi::Object::New(env);
+    e.Set("index", Napi::Number::New(env, static_cast<double>(res.errors[i].index)));
+    e.Set("code", Napi::String::New(env, res.errors[i].code));
+    e.Set("message", Napi::String::New(env, res.errors[i].message));
+    errors.Set(static_cast<uint32_t>(i), e);
+  }
+  out.Set("stats", stats);
+  out.Set("status", status);
+  out.Set("errors", errors);
+  out.Set("bytes", Napi::Number::New(env, static_cast<double>(res.bytes)));
+  return out;
+}
+
+class OdbWrap;
+
+// Runs write_files on a libuv thread so the sequential path never blocks the event loop.
+class WriteWorker : public Napi::AsyncWorker {
+ public:
+  WriteWorker(Napi::Env env, OdbWrap* owner, std::unique_ptr<ParsedRequest> req);
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override;
+  void OnOK() override;
+  void OnError(const Napi::Error& e) override;
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  OdbWrap* owner_;
+  Napi::ObjectReference owner_ref_;
+  std::unique_ptr<ParsedRequest> req_;
+  pc::WriteResult result_;
+  std::string code_;
+};
+
+class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Odb",
+                       {
+                           InstanceMethod<&OdbWrap::Read>("read"),
+                           InstanceMethod<&OdbWrap::WalkTree>("walkTree"),
+                           InstanceMethod<&OdbWrap::Info>("info"),
+                           InstanceMethod<&OdbWrap::ResolvePrefix>("resolvePrefix"),
+                           InstanceMethod<&OdbWrap::WriteFiles>("writeFiles"),
+                           InstanceMethod<&OdbWrap::WriteFilesAsync>("writeFilesAsync"),
+                           InstanceMethod<&OdbWrap::Close>("close"),
+                       });
+  }
+
+  explicit OdbWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<OdbWrap>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber())
+      throw_arg(env, "new Odb(objectDirs: string[], cacheBytes: number)");
+    Napi::Array arr = info[0].As<Napi::Array>();
+    std::vector<std::string> dirs;
+    for (uint32_t i = 0; i < arr.Length(); i++) {
+      Napi::Value d = arr.Get(i);
+      if (!d.IsString()) throw_arg(env, "object directories must be strings");
+      dirs.push_back(d.As<Napi::String>().Utf8Value());
+    }
+    double budget = info[1].As<Napi::Number>().DoubleValue();
+    try {
+      odb_ = std::make_unique<pc::Odb>(std::move(dirs),
+                                       budget > 0 ? static_cast<size_t>(budget) : 0);
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+  }
+
+  pc::Odb& odb(Napi::Env env) {
+    if (!odb_) throw make_error(env, "ERR_CLOSED", "the object database is closed");
+    if (busy_) throw make_error(env, "ERR_BUSY", "the object database is busy writing");
+    return *odb_;
+  }
+  void set_busy(bool b) { busy_ = b; }
+  pc::Odb* raw() { return odb_.get(); }
+
+ private:
+  Napi::Value Read(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const uint8_t* oid = oid_arg(info[0], env);
+    try {
+      pc::Object obj = odb(env).read(oid);
+      Napi::Object out = Napi::Object::New(env);
+      out.Set("type", Napi::String::New(env, pc::type_name(obj.type)));
+      out.Set("data", copy_buffer(env, obj.bytes->data.get(), obj.bytes->size));
+      return out;
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+  }
+
+  Napi::Value WalkTree(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const uint8_t* oid = oid_arg(info[0], env);
+    pc::FlatTree tree;
+    try {
+      pc::walk_tree(odb(env), oid, &tree);
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("count", Napi::Number::New(env, static_cast<double>(tree.count)));
+    out.Set("paths", copy_buffer(env, tree.paths.data(), tree.paths.size()));
+    out.Set("oids", copy_buffer(env, tree.oids.data(), tree.oids.size()));
+    auto modes = Napi::Uint32Array::New(env, tree.count);
+    if (tree.count > 0) std::memcpy(modes.Data(), tree.modes.data(), tree.count * 4);
+    out.Set("modes", modes);
+    return out;
+  }
+
+  // For each 20-byte id: [pack (-1 loose, -2 missing), offset, inflated size, type].
+  Napi::Value Info(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsBuffer() || info[0].As<Napi::Buffer<uint8_t>>().Length() % 20 != 0)
+      throw_arg(env, "info expects a Buffer of 20-byte ids");
+    auto ids = info[0].As<Napi::Buffer<uint8_t>>();
+    size_t n = ids.Length() / 20;
+    auto out = Napi::Float64Array::New(env, n * 4);
+    pc::Odb& db = odb(env);
+    try {
+      for (size_t i = 0; i < n; i++) {
+        pc::Location loc;
+        int type = 0;
+        uint64_t size = 0;
+        double* row = out.Data() + i * 4;
+        if (!db.info(ids.Data() + i * 20, &loc, &type, &size)) {
+          row[0] = -2;
+          row[1] = row[2] = row[3] = 0;
+          continue;
+        }
+        row[0] = loc.pack;
+        row[1] = static_cast<double>(loc.offset);
+        row[2] = static_cast<double>(size);
+        row[3] = type;
+      }
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+    return out;
+  }
+
+  // Returns { count: 0 | 1 | 2, oid?: Buffer } for a hex prefix (2 = ambiguous).
+  Napi::Value ResolvePrefix(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsString()) throw_arg(env, "resolvePrefix expects a hex string");
+    std::string hex = info[0].As<Napi::String>().Utf8Value();
+    if (hex.size() < 4 || hex.size() > 40) throw_arg(env, "prefix must be 4 to 40 hex digits");
+    pc::OidPrefix prefix;
+    for (size_t i = 0; i < hex.size(); i++) {
+      int v = pc::hex_digit(hex[i]);
+      if (v < 0) throw_arg(env, "prefix must be hex");
+      prefix.bytes[i / 2] |= static_cast<uint8_t>(i % 2 == 0 ? v << 4 : v);
+    }
+    prefix.nibbles = hex.size();
+    uint8_t found[20];
+    int count = 0;
+    try {
+      count = odb(env).resolve_prefix(prefix, found);
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("count", Napi::Number::New(env, count));
+    if (count == 1) out.Set("oid", copy_buffer(env, found, 20));
+    return out;
+  }
+
+  Napi::Value WriteFiles(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto parsed = parse_request(env, info[0]);
+    pc::WriteResult result;
+    try {
+      pc::write_files(odb(env), parsed->req, &result);
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+    return result_to_js(env, result);
+  }
+
+  Napi::Value WriteFilesAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto parsed = parse_request(env, info[0]);
+    odb(env);  // throws if closed or busy
+    auto* worker = new WriteWorker(env, this, std::move(parsed));
+    Napi::Promise promise = worker->promise();
+    busy_ = true;
+    worker->Queue();
+    return promise;
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (busy_) throw make_error(info.Env(), "ERR_BUSY", "the object database is busy writing");
+    odb_.reset();
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<pc::Odb> odb_;
+  bool busy_ = false;
+};
+
+WriteWorker::WriteWorker(Napi::Env env, OdbWrap* owner, std::unique_ptr<ParsedRequest> req)
+    : Napi::AsyncWorker(env, "pcheckout.write"),
+      deferred_(Napi::Promise::Deferred::New(env)),
+      owner_(owner),
+      owner_ref_(Napi::Persistent(owner->Value())),
+      req_(std::move(req)) {}
+
+void WriteWorker::Execute() {
+  try {
+    pc::write_files(*owner_->raw(), req_->req, &result_);
+  } catch (const pc::Error& e) {
+    code_ = pc::code_name(e.code());
+    SetError(e.what());
+  }
+}
+
+void WriteWorker::OnOK() {
+  owner_->set_busy(false);
+  deferred_.Resolve(result_to_js(Env(), result_));
+}
+
+void WriteWorker::OnError(const Napi::Error& e) {
+  owner_->set_busy(false);
+  deferred_.Reject(make_error(Env(), code_.empty() ? "ERR_NATIVE" : code_.c_str(), e.Message())
+                       .Value());
+}
+
+class Addon : public Napi::Addon<Addon> {
+ public:
+  Addon(Napi::Env env, Napi::Object exports) {
+    DefineAddon(exports, {
+                             InstanceValue("Odb", OdbWrap::Define(env), napi_enumerable),
+                             InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
+                                           napi_enumerable),
+                             InstanceValue("statWords",
+                                           Napi::Number::New(env, pc::kStatWords),
+                                           napi_enumerable),
+                         });
+  }
+};
+
+}  // namespace
+
+NODE_API_ADDON(Addon)

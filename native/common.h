@@ -1,0 +1,70 @@
+// Shared types for the native side: error codes, object types, owned byte buffers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace pc {
+
+// Codes mirror src/errors.ts. Native code only reports a code and a short detail; TypeScript
+// builds the message the user sees.
+enum class Code {
+  CorruptPack,
+  CorruptObject,
+  MissingObject,
+  Io,
+  UnsafePath,
+  Unsupported,
+  TooLarge,
+};
+
+const char* code_name(Code code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(Code code, const std::string& detail) : std::runtime_error(detail), code_(code) {}
+  Code code() const { return code_; }
+
+ private:
+  Code code_;
+};
+
+enum ObjType : int {
+  kNone = 0,
+  kCommit = 1,
+  kTree = 2,
+  kBlob = 3,
+  kTag = 4,
+  kOfsDelta = 6,
+  kRefDelta = 7,
+};
+
+const char* type_name(int type);
+
+constexpr size_t kOidLen = 20;
+
+std::string to_hex(const uint8_t* bytes, size_t n);
+// The value of a lowercase or uppercase hex digit, or -1.
+int hex_digit(char c);
+
+// Bytes that are written once and then shared read-only (delta-base cache, results).
+// Not a std::vector: resizing a vector zero-fills, and every byte here is overwritten anyway.
+struct Bytes {
+  explicit Bytes(size_t n) : data(n ? new uint8_t[n] : nullptr), size(n) {}
+  std::unique_ptr<uint8_t[]> data;
+  size_t size;
+};
+using BytesPtr = std::shared_ptr<Bytes>;
+
+// Allocates, reporting an impossible size as a coded error instead of std::bad_alloc.
+BytesPtr alloc_bytes(size_t n);
+
+struct Object {
+  int type = kNone;
+  BytesPtr bytes;
+};
+
+}  // namespace pc

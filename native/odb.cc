@@ -1,0 +1,357 @@
+#include "odb.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "delta.h"
+
+namespace pc {
+
+namespace {
+constexpr size_t kMaxChain = 10000;  // deeper than any real pack; stops REF_DELTA cycles
+// deflate cannot expand input by more than ~1032x; a header that claims more is corrupt, and
+// checking keeps a hostile pack from asking for a huge allocation.
+bool plausible_size(uint64_t size, size_t avail) {
+  return size <= uint64_t{avail} * 1100 + 64;
+}
+
+// Parses "<type> <size>\0" at the start of a loose object. Returns the header length.
+size_t parse_loose_header(const uint8_t* p, size_t n, int* type, uint64_t* size) {
+  size_t i = 0;
+  while (i < n && p[i] != ' ') i++;
+  if (i == n) return 0;
+  std::string t(reinterpret_cast<const char*>(p), i);
+  if (t == "blob") *type = kBlob;
+  else if (t == "tree") *type = kTree;
+  else if (t == "commit") *type = kCommit;
+  else if (t == "tag") *type = kTag;
+  else return 0;
+  i++;
+  uint64_t v = 0;
+  size_t digits = 0;
+  while (i < n && p[i] >= '0' && p[i] <= '9') {
+    if (v > (UINT64_MAX - 9) / 10) return 0;
+    v = v * 10 + (p[i] - '0');
+    i++;
+    digits++;
+  }
+  if (digits == 0 || i >= n || p[i] != 0) return 0;
+  *size = v;
+  return i + 1;
+}
+
+class LooseStream : public ObjectStream {
+ public:
+  LooseStream(const std::string& path, const uint8_t* oid) {
+    map_.open(path);
+    z_ = std::make_unique<InflateStream>(map_.data(), map_.size());
+    uint8_t hdr[64];
+    long got = z_->read(hdr, sizeof hdr);
+    size_t h = got > 0 ? parse_loose_header(hdr, static_cast<size_t>(got), &type, &size) : 0;
+    if (h == 0) throw Error(Code::CorruptObject, "loose object " + to_hex(oid, 20) + ": bad header");
+    pending_.assign(hdr + h, hdr + got);
+    oid_ = to_hex(oid, 20);
+  }
+  size_t read(uint8_t* out, size_t cap) override {
+    size_t n = 0;
+    if (!pending_.empty()) {
+      n = std::min(cap, pending_.size());
+      std::memcpy(out, pending_.data(), n);
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(n));
+      if (n == cap) return n;
+    }
+    long got = z_->read(out + n, cap - n);
+    if (got < 0) throw Error(Code::CorruptObject, "loose object " + oid_ + ": corrupt zlib data");
+    return n + static_cast<size_t>(got);
+  }
+
+ private:
+  MappedFile map_;
+  std::unique_ptr<InflateStream> z_;
+  std::vector<uint8_t> pending_;
+  std::string oid_;
+};
+
+class PackedStream : public ObjectStream {
+ public:
+  PackedStream(const uint8_t* src, size_t avail, int t, uint64_t s, std::string where)
+      : z_(src, avail), where_(std::move(where)) {
+    type = t;
+    size = s;
+  }
+  size_t read(uint8_t* out, size_t cap) override {
+    long got = z_.read(out, cap);
+    if (got < 0) throw Error(Code::CorruptPack, where_ + ": corrupt zlib data");
+    return static_cast<size_t>(got);
+  }
+
+ private:
+  InflateStream z_;
+  std::string where_;
+};
+}  // namespace
+
+Odb::Odb(std::vector<std::string> object_dirs, size_t cache_budget)
+    : dirs_(std::move(object_dirs)), cache_(cache_budget) {
+  scan_packs();
+}
+
+bool Odb::scan_packs() {
+  struct Found {
+    std::string path;
+    int64_t mtime;
+  };
+  std::vector<Found> found;
+  for (const std::string& dir : dirs_) {
+    std::string pack_dir = dir + "/pack";
+    DIR* d = opendir(pack_dir.c_str());
+    if (d == nullptr) continue;
+    while (struct dirent* ent = readdir(d)) {
+      std::string name = ent->d_name;
+      if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".idx") != 0) continue;
+      std::string path = pack_dir + "/" + name;
+      if (known_idx_.count(path) != 0) continue;
+      std::string pack = path.substr(0, path.size() - 4) + ".pack";
+      struct stat st;
+      if (stat(pack.c_str(), &st) != 0) continue;  // an index without its pack is not usable
+      found.push_back({path, static_cast<int64_t>(st.st_mtime)});
+    }
+    closedir(d);
+  }
+  // Newest first, as git does: recent objects are the ones asked for most.
+  std::sort(found.begin(), found.end(),
+            [](const Found& a, const Found& b) { return a.mtime > b.mtime; });
+  for (const Found& f : found) {
+    packs_.push_back(std::make_unique<Pack>(f.path));
+    known_idx_.insert(f.path);
+  }
+  return !found.empty();
+}
+
+bool Odb::find_in_packs(const uint8_t* oid, Location* loc) {
+  uint32_t n = static_cast<uint32_t>(packs_.size());
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = (last_pack_ + k) % n;
+    if (packs_[i]->index().find(oid, &loc->offset)) {
+      loc->pack = static_cast<int>(i);
+      last_pack_ = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string Odb::loose_path(const std::string& dir, const uint8_t* oid) const {
+  std::string hex = to_hex(oid, 20);
+  return dir + "/" + hex.substr(0, 2) + "/" + hex.substr(2);
+}
+
+bool Odb::find_loose(const uint8_t* oid, std::string* path) {
+  for (const std::string& dir : dirs_) {
+    std::string p = loose_path(dir, oid);
+    struct stat st;
+    if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (path != nullptr) *path = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Odb::locate(const uint8_t* oid, Location* loc) {
+  if (find_in_packs(oid, loc)) return true;
+  if (find_loose(oid, nullptr)) {
+    loc->pack = -1;
+    loc->offset = 0;
+    return true;
+  }
+  // A repack may have moved it into a pack we have not seen yet.
+  return scan_packs() && find_in_packs(oid, loc);
+}
+
+Object Odb::read(const uint8_t* oid) {
+  Location loc;
+  if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
+  if (loc.pack >= 0) return read_packed(static_cast<uint32_t>(loc.pack), loc.offset);
+  std::string path;
+  if (!find_loose(oid, &path)) throw Error(Code::MissingObject, to_hex(oid, 20));
+  return read_loose(path, oid);
+}
+
+BytesPtr Odb::inflate_entry(Pack& pack, const PackEntry& e, uint64_t offset) {
+  size_t avail = 0;
+  const uint8_t* src = pack.data_at(e.data_off, &avail);
+  if (!plausible_size(e.size, avail) || e.size > SIZE_MAX)
+    throw Error(Code::CorruptPack, pack.pack_path() + ": object at offset " +
+                                       std::to_string(offset) + ": implausible size");
+  BytesPtr out = alloc_bytes(static_cast<size_t>(e.size));
+  if (!inflater_.inflate_exact(src, avail, out->data.get(), out->size))
+    throw Error(Code::CorruptPack, pack.pack_path() + ": object at offset " +
+                                       std::to_string(offset) + ": corrupt zlib data");
+  return out;
+}
+
+Object Odb::read_packed(uint32_t pack, uint64_t offset) {
+  struct Link {
+    uint32_t pack;
+    uint64_t offset;
+    PackEntry entry;
+  };
+  std::vector<Link> chain;
+  Object base;
+  uint32_t p = pack;
+  uint64_t off = offset;
+  for (;;) {
+    if (cache_.get(p, off, &base)) break;
+    PackEntry e = packs_[p]->entry_at(off);
+    if (e.type != kOfsDelta && e.type != kRefDelta) {
+      base = Object{e.type, inflate_entry(*packs_[p], e, off)};
+      if (!chain.empty()) cache_.put(p, off, base);
+      break;
+    }
+    chain.push_back(Link{p, off, e});
+    if (chain.size() > kMaxChain)
+      throw Error(Code::CorruptPack, packs_[pack]->pack_path() + ": delta chain too deep at offset " +
+                                         std::to_string(offset));
+    if (e.type == kOfsDelta) {
+      off = e.base_off;
+      continue;
+    }
+    Location loc;
+    if (!locate(e.base_oid, &loc))
+      throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
+    if (loc.pack < 0) {
+      std::string path;
+      if (!find_loose(e.base_oid, &path))
+        throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
+      base = read_loose(path, e.base_oid);
+      break;
+    }
+    p = static_cast<uint32_t>(loc.pack);
+    off = loc.offset;
+  }
+  for (size_t i = chain.size(); i-- > 0;) {
+    const Link& l = chain[i];
+    BytesPtr delta = inflate_entry(*packs_[l.pack], l.entry, l.offset);
+    BytesPtr result;
+    try {
+      result = apply_delta(base.bytes->data.get(), base.bytes->size, delta->data.get(),
+                           delta->size);
+    } catch (const Error& err) {
+      throw Error(Code::CorruptPack, packs_[l.pack]->pack_path() + ": object at offset " +
+                                         std::to_string(l.offset) + ": " + err.what());
+    }
+    base = Object{base.type, result};
+    if (i > 0) cache_.put(l.pack, l.offset, base);
+  }
+  return base;
+}
+
+Object Odb::read_loose(const std::string& path, const uint8_t* oid) {
+  LooseStream s(path, oid);
+  if (s.size > SIZE_MAX) throw Error(Code::TooLarge, to_hex(oid, 20));
+  Object obj{s.type, alloc_bytes(static_cast<size_t>(s.size))};
+  size_t have = 0;
+  while (have < obj.bytes->size) {
+    size_t got = s.read(obj.bytes->data.get() + have, obj.bytes->size - have);
+    if (got == 0) break;
+    have += got;
+  }
+  uint8_t extra;
+  if (have != obj.bytes->size || s.read(&extra, 1) != 0)
+    throw Error(Code::CorruptObject, "loose object " + to_hex(oid, 20) + ": size mismatch");
+  return obj;
+}
+
+bool Odb::info(const uint8_t* oid, Location* loc, int* type, uint64_t* size) {
+  if (!locate(oid, loc)) return false;
+  if (loc->pack < 0) {
+    std::string path;
+    if (!find_loose(oid, &path)) return false;
+    LooseStream s(path, oid);
+    *type = s.type;
+    *size = s.size;
+    return true;
+  }
+  Pack& pack = *packs_[loc->pack];
+  PackEntry e = pack.entry_at(loc->offset);
+  *type = e.type;
+  *size = e.size;
+  if (e.type == kOfsDelta || e.type == kRefDelta) {
+    size_t avail = 0;
+    const uint8_t* src = pack.data_at(e.data_off, &avail);
+    uint8_t hdr[20];
+    long got = inflate_prefix(src, avail, hdr, sizeof hdr);
+    uint64_t target = 0;
+    if (got <= 0 || !delta_target_size(hdr, static_cast<size_t>(got), &target))
+      throw Error(Code::CorruptPack, pack.pack_path() + ": bad delta header at offset " +
+                                         std::to_string(loc->offset));
+    *size = target;
+  }
+  return true;
+}
+
+int Odb::resolve_prefix(const OidPrefix& prefix, uint8_t* out) {
+  std::set<std::string> matches;
+  uint8_t oid[20];
+  for (auto& pack : packs_) {
+    int n = pack->index().find_prefix(prefix, oid);
+    if (n >= 2) return 2;
+    if (n == 1) {
+      matches.insert(std::string(reinterpret_cast<char*>(oid), 20));
+      std::memcpy(out, oid, 20);
+    }
+  }
+  if (prefix.nibbles >= 2) {
+    std::string hex = to_hex(prefix.bytes, 20).substr(0, prefix.nibbles);
+    for (const std::string& dir : dirs_) {
+      std::string sub = dir + "/" + hex.substr(0, 2);
+      DIR* d = opendir(sub.c_str());
+      if (d == nullptr) continue;
+      while (struct dirent* ent = readdir(d)) {
+        std::string name = ent->d_name;
+        if (name.size() != 38 || name.compare(0, hex.size() - 2, hex, 2, std::string::npos) != 0)
+          continue;
+        std::string full = hex.substr(0, 2) + name;
+        uint8_t bin[20];
+        bool ok = true;
+        for (int i = 0; i < 20 && ok; i++) {
+          int hi = hex_digit(full[2 * i]);
+          int lo = hex_digit(full[2 * i + 1]);
+          ok = hi >= 0 && lo >= 0;
+          bin[i] = static_cast<uint8_t>(hi * 16 + lo);
+        }
+        if (!ok) continue;
+        matches.insert(std::string(reinterpret_cast<char*>(bin), 20));
+        std::memcpy(out, bin, 20);
+      }
+      closedir(d);
+    }
+  }
+  if (matches.size() > 1) return 2;
+  return static_cast<int>(matches.size());
+}
+
+std::unique_ptr<ObjectStream> Odb::stream(const uint8_t* oid) {
+  Location loc;
+  if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
+  if (loc.pack < 0) {
+    std::string path;
+    if (!find_loose(oid, &path)) throw Error(Code::MissingObject, to_hex(oid, 20));
+    return std::make_unique<LooseStream>(path, oid);
+  }
+  Pack& pack = *packs_[loc.pack];
+  PackEntry e = pack.entry_at(loc.offset);
+  if (e.type == kOfsDelta || e.type == kRefDelta) return nullptr;
+  size_t avail = 0;
+  const uint8_t* src = pack.data_at(e.data_off, &avail);
+  return std::make_unique<PackedStream>(
+      src, avail, e.type, e.size,
+      pack.pack_path() + ": object at offset " + std::to_string(loc.offset));
+}
+
+}  // namespace pc

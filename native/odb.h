@@ -1,0 +1,67 @@
+// The object database of one reader: packs (mapped), loose objects, a delta-base cache.
+// Not thread-safe by design: every thread (main, each worker) owns its own Odb, so reads take
+// no locks. The mapped pack pages are shared by the kernel anyway.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base_cache.h"
+#include "common.h"
+#include "inflate.h"
+#include "mapped_file.h"
+#include "pack.h"
+#include "pack_index.h"
+
+namespace pc {
+
+struct Location {
+  int pack = -1;  // index into the pack list; -1 = loose
+  uint64_t offset = 0;
+};
+
+// A whole (non-delta) object read incrementally, for files too large to hold in memory.
+class ObjectStream {
+ public:
+  virtual ~ObjectStream() = default;
+  int type = kNone;
+  uint64_t size = 0;
+  // Fills up to cap bytes; returns the count, 0 at the end. Throws on corruption.
+  virtual size_t read(uint8_t* out, size_t cap) = 0;
+};
+
+class Odb {
+ public:
+  Odb(std::vector<std::string> object_dirs, size_t cache_budget);
+
+  Object read(const uint8_t* oid);
+  bool locate(const uint8_t* oid, Location* loc);
+  // Type and inflated size without inflating the object (for deltas, the size read from the
+  // delta header). Returns false if the object does not exist.
+  bool info(const uint8_t* oid, Location* loc, int* type, uint64_t* size);
+  // 0 = none, 1 = unique (copied to out), 2 = ambiguous.
+  int resolve_prefix(const OidPrefix& prefix, uint8_t* out);
+  // A stream for a whole object, or nullptr if it is stored as a delta (then use read()).
+  std::unique_ptr<ObjectStream> stream(const uint8_t* oid);
+  size_t pack_count() const { return packs_.size(); }
+
+ private:
+  bool scan_packs();  // true if new packs were found
+  bool find_in_packs(const uint8_t* oid, Location* loc);
+  std::string loose_path(const std::string& dir, const uint8_t* oid) const;
+  bool find_loose(const uint8_t* oid, std::string* path);
+  Object read_packed(uint32_t pack, uint64_t offset);
+  Object read_loose(const std::string& path, const uint8_t* oid);
+  BytesPtr inflate_entry(Pack& pack, const PackEntry& e, uint64_t offset);
+
+  std::vector<std::string> dirs_;
+  std::vector<std::unique_ptr<Pack>> packs_;
+  std::set<std::string> known_idx_;
+  uint32_t last_pack_ = 0;
+  BaseCache cache_;
+  Inflater inflater_;
+};
+
+}  // namespace pc

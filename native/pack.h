@@ -1,0 +1,40 @@
+// One packfile (.pack v2/v3) with its index. The pack is mapped on first use; object headers
+// are parsed with every offset and length checked against the mapping.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mapped_file.h"
+#include "pack_index.h"
+
+namespace pc {
+
+struct PackEntry {
+  int type = 0;            // 1-4 for whole objects, 6/7 for deltas
+  uint64_t size = 0;       // inflated size of the object (or of the delta data)
+  uint64_t data_off = 0;   // start of the zlib stream
+  uint64_t base_off = 0;   // kOfsDelta: the base's offset in this pack
+  const uint8_t* base_oid = nullptr;  // kRefDelta: the base's object id
+};
+
+class Pack {
+ public:
+  explicit Pack(const std::string& idx_path);
+  PackIndex& index() { return idx_; }
+  const std::string& pack_path() const { return pack_path_; }
+  PackEntry entry_at(uint64_t offset);
+  // The bytes from data_off to the end of the object data (the trailer excluded).
+  const uint8_t* data_at(uint64_t data_off, size_t* avail);
+
+ private:
+  void ensure_open();
+  [[noreturn]] void corrupt(uint64_t offset, const char* why) const;
+  PackIndex idx_;
+  MappedFile map_;
+  std::string pack_path_;
+  bool opened_ = false;
+  uint64_t end_ = 0;  // end of object data: file size minus the 20-byte trailer
+};
+
+}  // namespace pc

@@ -1,0 +1,130 @@
+#include "tree.h"
+
+#include <cstring>
+#include <strings.h>
+
+namespace pc {
+
+namespace {
+constexpr size_t kMaxDepth = 4096;
+
+struct Frame {
+  Object tree;
+  std::string oid_hex;
+  size_t pos = 0;
+  size_t prefix_len = 0;  // length of the path prefix (with its trailing '/') in `path`
+  std::string last_name;
+  bool last_is_dir = false;
+  bool has_last = false;
+};
+
+// git orders tree entries by name, comparing a directory as if its name ended in '/'.
+int tree_order(const std::string& a, bool a_dir, const char* b, size_t b_len, bool b_dir) {
+  size_t n = std::min(a.size(), b_len);
+  int c = std::memcmp(a.data(), b, n);
+  if (c != 0) return c;
+  unsigned ca = a.size() > n ? static_cast<unsigned char>(a[n]) : (a_dir ? '/' : 0);
+  unsigned cb = b_len > n ? static_cast<unsigned char>(b[n]) : (b_dir ? '/' : 0);
+  return ca < cb ? -1 : (ca > cb ? 1 : 0);
+}
+
+bool unsafe_name(const char* name, size_t len) {
+  if (len == 0) return true;
+  if (std::memchr(name, '/', len) != nullptr) return true;
+  if (len == 1 && name[0] == '.') return true;
+  if (len == 2 && name[0] == '.' && name[1] == '.') return true;
+  if (len == 4 && strncasecmp(name, ".git", 4) == 0) return true;
+  return false;
+}
+
+// Returns 0 for modes that are neither file, symlink, directory nor gitlink.
+uint32_t canonical_mode(uint32_t mode) {
+  switch (mode & 0170000) {
+    case 0100000: return (mode & 0100) ? 0100755 : 0100644;
+    case 0120000: return 0120000;
+    case 0040000: return 0040000;
+    case 0160000: return 0160000;
+    default: return 0;
+  }
+}
+
+Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
+  Frame f;
+  f.tree = odb.read(oid);
+  f.oid_hex = to_hex(oid, 20);
+  if (f.tree.type != kTree)
+    throw Error(Code::CorruptObject, f.oid_hex + " is a " + type_name(f.tree.type) + ", not a tree");
+  f.prefix_len = prefix_len;
+  return f;
+}
+}  // namespace
+
+void walk_tree(Odb& odb, const uint8_t* tree_oid, FlatTree* out) {
+  std::vector<Frame> stack;
+  std::string path;
+  stack.push_back(open_tree(odb, tree_oid, 0));
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    const uint8_t* data = f.tree.bytes->data.get();
+    size_t size = f.tree.bytes->size;
+    if (f.pos >= size) {
+      stack.pop_back();
+      continue;
+    }
+    auto bad = [&](const std::string& why) {
+      return Error(Code::CorruptObject, "tree " + f.oid_hex + ": " + why);
+    };
+    // "<octal mode> <name>\0<20-byte id>"
+    size_t p = f.pos;
+    uint32_t mode = 0;
+    size_t digits = 0;
+    while (p < size && data[p] >= '0' && data[p] <= '7') {
+      if (digits++ >= 7) throw bad("mode too long");
+      mode = mode * 8 + (data[p] - '0');
+      p++;
+    }
+    if (digits == 0 || p >= size || data[p] != ' ') throw bad("malformed entry mode");
+    p++;
+    const uint8_t* nul = static_cast<const uint8_t*>(std::memchr(data + p, 0, size - p));
+    if (nul == nullptr) throw bad("entry name is not terminated");
+    const char* name = reinterpret_cast<const char*>(data + p);
+    size_t name_len = static_cast<size_t>(nul - (data + p));
+    p += name_len + 1;
+    if (size - p < 20) throw bad("entry id is truncated");
+    const uint8_t* oid = data + p;
+    p += 20;
+    f.pos = p;
+
+    uint32_t canon = canonical_mode(mode);
+    if (canon == 0) throw bad("entry has an unknown mode " + std::to_string(mode));
+    bool is_dir = canon == 0040000;
+    path.resize(f.prefix_len);
+    path.append(name, name_len);
+    if (unsafe_name(name, name_len))
+      throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + ")");
+    if (f.has_last) {
+      if (f.last_name.size() == name_len && std::memcmp(f.last_name.data(), name, name_len) == 0)
+        throw bad("duplicate entry " + path);
+      if (tree_order(f.last_name, f.last_is_dir, name, name_len, is_dir) >= 0)
+        throw bad("entries are not sorted at " + path);
+    }
+    f.last_name.assign(name, name_len);
+    f.last_is_dir = is_dir;
+    f.has_last = true;
+
+    if (is_dir) {
+      if (stack.size() >= kMaxDepth) throw bad("trees nested too deeply");
+      path.push_back('/');
+      // `f` may dangle after push_back; it is not used again in this iteration.
+      stack.push_back(open_tree(odb, oid, path.size()));
+      continue;
+    }
+    out->paths.append(path);
+    out->paths.push_back('\0');
+    out->modes.push_back(canon);
+    out->oids.append(reinterpret_cast<const char*>(oid), 20);
+    out->count++;
+  }
+}
+
+}  // namespace pc

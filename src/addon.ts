@@ -1,0 +1,91 @@
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { PcheckoutError } from './errors.js';
+
+/** A write request for the native writer; every array has one element per path. */
+export interface NativeWriteRequest {
+  root: string;
+  /** NUL-terminated relative paths, concatenated. */
+  paths: Buffer;
+  /** 20 bytes per path. */
+  oids: Buffer;
+  modes: Uint32Array;
+  /** Inflated sizes (0 when unknown) so the writer can stream large blobs. */
+  sizes: Float64Array;
+  streamThreshold: number;
+}
+
+export interface NativeWriteResult {
+  /** `statWords` words per path, in index-entry order (ctime, mtime, dev, ino, mode, uid, gid, size). */
+  stats: Uint32Array;
+  /** 0 written, 1 collided, 2 failed. */
+  status: Int32Array;
+  errors: { index: number; code: string; message: string }[];
+  bytes: number;
+}
+
+export interface NativeTree {
+  count: number;
+  paths: Buffer;
+  oids: Buffer;
+  modes: Uint32Array;
+}
+
+export interface NativeOdb {
+  read(oid: Buffer): { type: 'commit' | 'tree' | 'blob' | 'tag'; data: Buffer };
+  walkTree(oid: Buffer): NativeTree;
+  /** Four numbers per id: pack (-1 loose, -2 missing), offset, inflated size, type. */
+  info(oids: Buffer): Float64Array;
+  resolvePrefix(hex: string): { count: number; oid?: Buffer };
+  writeFiles(req: NativeWriteRequest): NativeWriteResult;
+  writeFilesAsync(req: NativeWriteRequest): Promise<NativeWriteResult>;
+  close(): void;
+}
+
+export interface Addon {
+  Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
+  inflater: 'libdeflate' | 'zlib';
+  statWords: number;
+}
+
+export const FILE_WRITTEN = 0;
+export const FILE_COLLIDED = 1;
+export const FILE_FAILED = 2;
+
+let cached: Addon | undefined;
+
+/** Loads the addon once per thread; if it is missing, says what was tried and how to fix it. */
+export function loadAddon(): Addon {
+  if (cached) return cached;
+  const require = createRequire(import.meta.url);
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const candidates = [
+    process.env['PCHECKOUT_ADDON'],
+    join(root, 'build', 'Release', 'pcheckout.node'),
+    join(root, 'build', 'Debug', 'pcheckout.node'),
+  ].filter((p): p is string => typeof p === 'string' && p.length > 0);
+  const failures: string[] = [];
+  for (const candidate of candidates) {
+    if (!existsSync(candidate)) {
+      failures.push(`${candidate}: not found`);
+      continue;
+    }
+    try {
+      cached = require(candidate) as Addon;
+      return cached;
+    } catch (err) {
+      failures.push(`${candidate}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  throw new PcheckoutError(
+    'ERR_ADDON_LOAD',
+    [
+      'pcheckout could not load its native addon. Tried:',
+      ...failures.map((f) => `  - ${f}`),
+      'To build it: install a C++ compiler, python3 and make (Debian: apt-get install g++ make python3 zlib1g-dev libdeflate-dev),',
+      `then run "npm rebuild pcheckout" (or "npx node-gyp rebuild" in ${root}).`,
+    ].join('\n'),
+  );
+}

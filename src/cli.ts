@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { checkout, type CheckoutSummary, type Progress } from './checkout.js';
+import { PcheckoutError } from './errors.js';
+
+const HELP = `Usage: pcheckout [options] [<repo>] [<ref>]
+
+Checks out <ref> (default: what HEAD points to) into the empty worktree of <repo>
+(default: the current directory) and writes the index, in parallel.
+
+Options:
+  -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores)
+  -t, --threshold <n>   use workers only above this many files (default:
+                        checkout.thresholdForParallelism, else 100)
+      --json            print the summary as JSON on stdout
+  -q, --quiet           print nothing but errors
+  -h, --help            show this help
+  -v, --version         show the version
+`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function usageError(message: string): never {
+  throw new PcheckoutError('ERR_INVALID_OPTION', `${message} (see pcheckout --help)`);
+}
+
+function integerFlag(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) usageError(`--${name} expects a whole number, got '${value}'`);
+  return Number(value);
+}
+
+class ProgressBar {
+  private last = 0;
+  constructor(private readonly stream: NodeJS.WriteStream) {}
+  update(p: Progress): void {
+    const now = Date.now();
+    if (now - this.last < 80 && p.done < p.total) return;
+    this.last = now;
+    const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 40));
+    const fill = p.total === 0 ? width : Math.round((p.done / p.total) * width);
+    const mb = (p.bytes / 1048576).toFixed(1);
+    this.stream.write(`\r[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.done}/${p.total} files, ${mb} MiB`);
+  }
+  clear(): void {
+    this.stream.write('\r\x1b[K');
+  }
+}
+
+function describe(s: CheckoutSummary): string {
+  const head = s.detached ? `HEAD is now at ${s.commit?.slice(0, 12) ?? s.tree.slice(0, 12)}` : `On ${s.ref}`;
+  const how = s.pool.used ? `${s.pool.workers} workers` : 'sequentially';
+  const mb = (s.bytes / 1048576).toFixed(1);
+  const lines = [
+    `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s`,
+  ];
+  if (s.collisions.length > 0) {
+    lines.push(
+      'warning: the following paths have collided (e.g. case-sensitive paths on a case-insensitive filesystem) and only one from the same colliding group is in the working tree:',
+      ...s.collisions.map((p) => `  '${p}'`),
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        workers: { type: 'string', short: 'w' },
+        threshold: { type: 'string', short: 't' },
+        json: { type: 'boolean' },
+        quiet: { type: 'boolean', short: 'q' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (err) {
+    usageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`pcheckout ${version()}\n`);
+    return 0;
+  }
+  if (positionals.length > 2) usageError(`too many arguments: ${positionals.slice(2).join(' ')}`);
+  const [repo = '.', ref] = positionals;
+  const workers = integerFlag('workers', values.workers);
+  const threshold = integerFlag('threshold', values.threshold);
+  const bar = !values.quiet && !values.json && process.stderr.isTTY ? new ProgressBar(process.stderr) : undefined;
+  const controller = new AbortController();
+  const onSignal = (): void => controller.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const summary = await checkout(repo, {
+      ...(ref !== undefined ? { ref } : {}),
+      ...(workers !== undefined ? { workers } : {}),
+      ...(threshold !== undefined ? { threshold } : {}),
+      ...(bar ? { onProgress: (p: Progress) => bar.update(p) } : {}),
+      signal: controller.signal,
+    });
+    bar?.clear();
+    if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
+    else if (summary.collisions.length > 0) process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
+    return 0;
+  } finally {
+    bar?.clear();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof PcheckoutError) {
+      process.stderr.write(`pcheckout: ${err.code}: ${err.message.split('\n').join('\n  ')}\n`);
+      process.exitCode = err.code === 'ERR_INVALID_OPTION' ? 2 : 1;
+    } else {
+      process.stderr.write(`pcheckout: internal error: ${(err as Error)?.stack ?? err}\n`);
+      process.exitCode = 70;
+    }
+  },
+);

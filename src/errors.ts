@@ -1,0 +1,66 @@
+/** Every error pcheckout raises on purpose: one class, one table of codes. */
+export const ErrorCodes = {
+  ERR_INVALID_OPTION: 'an option has the wrong type or value',
+  ERR_NOT_A_REPOSITORY: 'no git repository was found',
+  ERR_UNSUPPORTED: 'the repository uses a feature pcheckout does not support',
+  ERR_BAD_REF: 'the revision does not name a commit or tree',
+  ERR_AMBIGUOUS_REF: 'an abbreviated object id matches more than one object',
+  ERR_MISSING_OBJECT: 'an object the checkout needs is not in the repository',
+  ERR_CORRUPT_OBJECT: 'an object is malformed',
+  ERR_CORRUPT_PACK: 'a packfile or pack index is corrupt',
+  ERR_CORRUPT_INDEX: 'the index file is corrupt',
+  ERR_UNSAFE_PATH: 'a path in the tree may not be written to a worktree',
+  ERR_WORKTREE_NOT_EMPTY: 'the worktree is not empty',
+  ERR_INDEX_LOCKED: 'another process holds the index lock',
+  ERR_REF_LOCKED: 'another process holds a ref lock',
+  ERR_WRITE_FAILED: 'files could not be written',
+  ERR_IO: 'a filesystem operation failed',
+  ERR_TOO_LARGE: 'an object is too large to hold in memory',
+  ERR_ABORTED: 'the checkout was aborted',
+  ERR_ADDON_LOAD: 'the native addon could not be loaded',
+  ERR_WORKER: 'a worker thread failed',
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export interface PcheckoutErrorDetails {
+  path?: string;
+  oid?: string;
+  cause?: unknown;
+}
+
+export class PcheckoutError extends Error {
+  readonly code: ErrorCode;
+  readonly path: string | undefined;
+  readonly oid: string | undefined;
+
+  constructor(code: ErrorCode, message: string, details: PcheckoutErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'PcheckoutError';
+    this.code = code;
+    this.path = details.path;
+    this.oid = details.oid;
+  }
+}
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ErrorCodes, code);
+}
+
+/** Turns an error thrown by the addon (an Error with a `code`) into a PcheckoutError. */
+export function fromNative(err: unknown, context: string): PcheckoutError {
+  if (err instanceof PcheckoutError) return err;
+  const e = err as { code?: unknown; message?: unknown };
+  const code: ErrorCode = isErrorCode(e?.code) ? e.code : 'ERR_IO';
+  const detail = typeof e?.message === 'string' ? e.message : String(err);
+  return new PcheckoutError(code, `${context}: ${detail}`, { cause: err });
+}
+
+/** Wraps a Node fs error (ENOENT, EACCES, …) with the path it concerns. */
+export function fromSystem(err: unknown, action: string, path: string): PcheckoutError {
+  const e = err as NodeJS.ErrnoException;
+  return new PcheckoutError('ERR_IO', `cannot ${action} ${path}: ${e?.code ?? ''} ${e?.message ?? err}`.trim(), {
+    path,
+    cause: err,
+  });
+}

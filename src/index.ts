@@ -1,0 +1,4 @@
+export { checkout } from './checkout.js';
+export type { CheckoutOptions, CheckoutSummary, Progress } from './checkout.js';
+export { PcheckoutError, ErrorCodes } from './errors.js';
+export type { ErrorCode } from './errors.js';

@@ -1,0 +1,74 @@
+import { closeSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
+
+/**
+ * git's lockfile protocol: create `<file>.lock` exclusively, write it, rename it over the file.
+ * Whoever holds the lock owns the file; a lock we did not create is never removed.
+ */
+export class LockFile {
+  private fd: number | undefined;
+  private done = false;
+  readonly lockPath: string;
+
+  constructor(
+    readonly target: string,
+    lockedCode: ErrorCode,
+  ) {
+    this.lockPath = `${target}.lock`;
+    try {
+      this.fd = openSync(this.lockPath, 'wx', 0o666);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new PcheckoutError(
+          lockedCode,
+          `Unable to create '${this.lockPath}': File exists. Another git process seems to be running in this repository; if not, remove the file and try again.`,
+          { path: this.lockPath },
+        );
+      }
+      throw fromSystem(err, 'create', this.lockPath);
+    }
+  }
+
+  write(data: Buffer | string): void {
+    if (this.fd === undefined) throw new PcheckoutError('ERR_IO', `${this.lockPath} is not open`);
+    const buf = typeof data === 'string' ? Buffer.from(data) : data;
+    let off = 0;
+    try {
+      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+    } catch (err) {
+      throw fromSystem(err, 'write', this.lockPath);
+    }
+  }
+
+  /** Closes the lock and renames it over the target. */
+  commit(): void {
+    try {
+      closeSync(this.fd!);
+      this.fd = undefined;
+      renameSync(this.lockPath, this.target);
+      this.done = true;
+    } catch (err) {
+      this.rollback();
+      throw fromSystem(err, 'rename into place', this.target);
+    }
+  }
+
+  /** Removes the lock, leaving the target as it was. Safe to call more than once. */
+  rollback(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.fd !== undefined) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        /* closing is best effort here */
+      }
+      this.fd = undefined;
+    }
+    try {
+      unlinkSync(this.lockPath);
+    } catch {
+      /* already gone */
+    }
+  }
+}

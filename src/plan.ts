@@ -1,0 +1,171 @@
+import type { NativeOdb } from './addon.js';
+import { PcheckoutError, fromNative } from './errors.js';
+import { oidBuffer } from './objects.js';
+
+export const MODE_FILE = 0o100644;
+export const MODE_EXEC = 0o100755;
+export const MODE_SYMLINK = 0o120000;
+export const MODE_GITLINK = 0o160000;
+
+/**
+ * The target tree as a flat list in index order. Paths are kept as bytes (git paths need not
+ * be UTF-8); `name(i)` gives a byte-preserving latin1 string for keys and fs calls.
+ */
+export class TreeEntries {
+  readonly count: number;
+  readonly paths: Buffer;
+  readonly oids: Buffer;
+  readonly modes: Uint32Array;
+  /** Start of each path in `paths`; starts[count] is one past the last NUL. */
+  readonly starts: Uint32Array;
+
+  constructor(tree: { count: number; paths: Buffer; oids: Buffer; modes: Uint32Array }) {
+    this.count = tree.count;
+    this.paths = tree.paths;
+    this.oids = tree.oids;
+    this.modes = tree.modes;
+    this.starts = new Uint32Array(tree.count + 1);
+    let pos = 0;
+    for (let i = 0; i < tree.count; i++) {
+      this.starts[i] = pos;
+      pos = tree.paths.indexOf(0, pos) + 1;
+    }
+    this.starts[tree.count] = pos;
+  }
+
+  /** The path's bytes without its NUL. */
+  pathBytes(i: number): Buffer {
+    return this.paths.subarray(this.starts[i]!, this.starts[i + 1]! - 1);
+  }
+
+  /** The path as a latin1 string: one char per byte, so it round-trips exactly. */
+  name(i: number): string {
+    return this.paths.toString('latin1', this.starts[i]!, this.starts[i + 1]! - 1);
+  }
+
+  /** The path for people to read. */
+  display(i: number): string {
+    return this.pathBytes(i).toString('utf8');
+  }
+
+  oid(i: number): Buffer {
+    return this.oids.subarray(20 * i, 20 * i + 20);
+  }
+
+  oidHex(i: number): string {
+    return this.oids.toString('hex', 20 * i, 20 * i + 20);
+  }
+}
+
+/** A regular file to write, located in the object store. */
+export interface FileTask {
+  index: number;
+  pack: number;
+  offset: number;
+  size: number;
+}
+
+export interface Plan {
+  entries: TreeEntries;
+  /** Directories to create, parents first (latin1 names, see TreeEntries.name). */
+  dirs: string[];
+  /** Regular files in pack order (pack, then offset), loose objects last. */
+  files: FileTask[];
+  symlinks: number[];
+  gitlinks: number[];
+  /** Sum of the inflated sizes of the regular files. */
+  fileBytes: number;
+}
+
+const TYPE_BLOB = 3;
+
+export function walkTree(odb: NativeOdb, tree: string): TreeEntries {
+  let raw;
+  try {
+    raw = odb.walkTree(oidBuffer(tree));
+  } catch (err) {
+    throw fromNative(err, `cannot read tree ${tree}`);
+  }
+  const entries = new TreeEntries(raw);
+  for (let i = 1; i < entries.count; i++) {
+    // Trees are sorted, so their walk is already in index order; a tree that breaks the rule
+    // would break the index too, so refuse it rather than guess.
+    if (Buffer.compare(entries.pathBytes(i - 1), entries.pathBytes(i)) >= 0) {
+      throw new PcheckoutError(
+        'ERR_CORRUPT_OBJECT',
+        `tree ${tree} lists ${entries.display(i - 1)} and ${entries.display(i)} out of order`,
+        { oid: tree },
+      );
+    }
+  }
+  return entries;
+}
+
+export function makePlan(odb: NativeOdb, entries: TreeEntries): Plan {
+  const dirs: string[] = [];
+  const seen = new Set<string>();
+  const fileIdx: number[] = [];
+  const symlinks: number[] = [];
+  const gitlinks: number[] = [];
+  let lastParent = '';
+  for (let i = 0; i < entries.count; i++) {
+    const name = entries.name(i);
+    const slash = name.lastIndexOf('/');
+    const parent = slash < 0 ? '' : name.slice(0, slash);
+    if (parent !== lastParent) {
+      addDirs(parent, seen, dirs);
+      lastParent = parent;
+    }
+    const mode = entries.modes[i]!;
+    if (mode === MODE_SYMLINK) symlinks.push(i);
+    else if (mode === MODE_GITLINK) gitlinks.push(i);
+    else fileIdx.push(i);
+  }
+  const files = locateFiles(odb, entries, fileIdx);
+  let fileBytes = 0;
+  for (const f of files) fileBytes += f.size;
+  return { entries, dirs, files, symlinks, gitlinks, fileBytes };
+}
+
+function addDirs(dir: string, seen: Set<string>, out: string[]): void {
+  if (dir === '' || seen.has(dir)) return;
+  const slash = dir.lastIndexOf('/');
+  if (slash > 0) addDirs(dir.slice(0, slash), seen, out);
+  seen.add(dir);
+  out.push(dir);
+}
+
+/** Looks every blob up once, so a missing object fails the checkout before any write. */
+function locateFiles(odb: NativeOdb, entries: TreeEntries, fileIdx: number[]): FileTask[] {
+  const ids = Buffer.allocUnsafe(fileIdx.length * 20);
+  fileIdx.forEach((idx, k) => entries.oids.copy(ids, k * 20, idx * 20, idx * 20 + 20));
+  let info: Float64Array;
+  try {
+    info = odb.info(ids);
+  } catch (err) {
+    throw fromNative(err, 'cannot locate the blobs to check out');
+  }
+  const files: FileTask[] = fileIdx.map((index, k) => {
+    const pack = info[4 * k]!;
+    if (pack === -2) {
+      throw new PcheckoutError(
+        'ERR_MISSING_OBJECT',
+        `blob ${entries.oidHex(index)} for ${entries.display(index)} is missing from the repository`,
+        { oid: entries.oidHex(index), path: entries.display(index) },
+      );
+    }
+    const type = info[4 * k + 3]!;
+    if (type !== TYPE_BLOB && type !== 6 && type !== 7) {
+      throw new PcheckoutError(
+        'ERR_CORRUPT_OBJECT',
+        `${entries.display(index)} points at ${entries.oidHex(index)}, which is not a blob`,
+        { oid: entries.oidHex(index), path: entries.display(index) },
+      );
+    }
+    return { index, pack: pack < 0 ? Number.MAX_SAFE_INTEGER : pack, offset: info[4 * k + 1]!, size: info[4 * k + 2]! };
+  });
+  // Pack order keeps delta families together (bases before their deltas), so a worker's
+  // base cache sees its bases again while they are still warm, and reads stay sequential.
+  files.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
+  return files;
+}
