@@ -1,12 +1,26 @@
 import { availableParallelism } from 'node:os';
-import { lstatSync, mkdirSync, readdirSync, symlinkSync, unlinkSync, writeFileSync, type BigIntStats } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+  type BigIntStats,
+} from 'node:fs';
 import { join } from 'node:path';
 import { FILE_COLLIDED, FILE_FAILED, loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
 import { STAT_WORDS, buildIndex } from './index-file.js';
 import { LockFile } from './lock.js';
 import { ZERO_OID, readObject } from './objects.js';
-import { optionalFunction, optionalInteger, optionalSignal, optionalString } from './options.js';
+import {
+  optionalBoolean,
+  optionalFunction,
+  optionalInteger,
+  optionalSignal,
+  optionalString,
+} from './options.js';
 import { makePlan, walkTree, type Plan, type TreeEntries } from './plan.js';
 import { Refs, resolveRevision } from './refs.js';
 import { openRepo, type Repo } from './repo.js';
@@ -25,6 +39,13 @@ export interface CheckoutOptions {
   onProgress?: (progress: Progress) => void;
   /** Stops handing out work; files written so far stay, no index is written. */
   signal?: AbortSignal;
+  /**
+   * git trusts an entry's stat data only if the index is from a later second than the file
+   * ("racy git"); otherwise it re-reads and hashes the file on its next look. By default the
+   * index is written once the clock has left the second of the newest file (at most ~1 s of
+   * waiting). `false` skips the wait: git then re-hashes those files once, on its next status.
+   */
+  racyWait?: boolean;
 }
 
 export interface CheckoutSummary {
@@ -50,7 +71,7 @@ export interface CheckoutSummary {
   /** Paths that collided with another entry (e.g. case-insensitive filesystems), sorted. */
   collisions: string[];
   /** Milliseconds per phase. */
-  timings: { plan: number; write: number; index: number; total: number };
+  timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
 
 const DEFAULT_THRESHOLD = 100;
@@ -63,11 +84,15 @@ interface Settings {
   threshold: number | undefined;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
+  racyWait: boolean;
 }
 
 function validate(repoPath: unknown, options: unknown): Settings {
   if (typeof repoPath !== 'string' || repoPath === '') {
-    throw new PcheckoutError('ERR_INVALID_OPTION', `Expected a non-empty string for repoPath but received ${String(repoPath)}`);
+    throw new PcheckoutError(
+      'ERR_INVALID_OPTION',
+      `Expected a non-empty string for repoPath but received ${String(repoPath)}`,
+    );
   }
   if (options === null || typeof options !== 'object') {
     throw new PcheckoutError('ERR_INVALID_OPTION', 'Expected an object for options');
@@ -79,6 +104,7 @@ function validate(repoPath: unknown, options: unknown): Settings {
     threshold: optionalInteger('threshold', o['threshold'], 0),
     onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
     signal: optionalSignal('signal', o['signal']),
+    racyWait: optionalBoolean('racyWait', o['racyWait']) ?? true,
   };
 }
 
@@ -96,7 +122,8 @@ function ensureFresh(repo: Repo): void {
   }
   const others = names.filter((n) => n !== '.git');
   if (others.length > 0) {
-    const shown = others.slice(0, 5).join(', ') + (others.length > 5 ? `, … (${others.length} in all)` : '');
+    const shown =
+      others.slice(0, 5).join(', ') + (others.length > 5 ? `, … (${others.length} in all)` : '');
     throw new PcheckoutError(
       'ERR_WORKTREE_NOT_EMPTY',
       `${repo.worktree} already has files (${shown}); pcheckout does fresh checkouts into a worktree that holds only .git`,
@@ -152,14 +179,24 @@ function createDirs(worktree: string, plan: Plan): void {
 }
 
 /** Symlinks go last and on this thread: a link made while workers write could redirect them. */
-function writeSymlinks(repo: Repo, odb: NativeOdb, plan: Plan, outcome: WriteOutcome, useSymlinks: boolean): void {
+function writeSymlinks(
+  repo: Repo,
+  odb: NativeOdb,
+  plan: Plan,
+  outcome: WriteOutcome,
+  useSymlinks: boolean,
+): void {
   const { entries } = plan;
   for (const i of plan.symlinks) {
     const blob = readObject(odb, entries.oidHex(i));
     if (blob.type !== 'blob') {
-      throw new PcheckoutError('ERR_CORRUPT_OBJECT', `symlink ${entries.display(i)} points at a ${blob.type}`, {
-        oid: entries.oidHex(i),
-      });
+      throw new PcheckoutError(
+        'ERR_CORRUPT_OBJECT',
+        `symlink ${entries.display(i)} points at a ${blob.type}`,
+        {
+          oid: entries.oidHex(i),
+        },
+      );
     }
     const path = fullPath(repo.worktree, entries, i);
     try {
@@ -187,7 +224,9 @@ function writeSymlinks(repo: Repo, odb: NativeOdb, plan: Plan, outcome: WriteOut
 function retryCollisions(repo: Repo, odb: NativeOdb, plan: Plan, outcome: WriteOutcome): string[] {
   if (outcome.collided.length === 0) return [];
   const { entries } = plan;
-  const retry = outcome.collided.filter((i) => entries.modes[i] !== 0o120000 && entries.modes[i] !== 0o160000);
+  const retry = outcome.collided.filter(
+    (i) => entries.modes[i] !== 0o120000 && entries.modes[i] !== 0o160000,
+  );
   for (const i of retry) {
     const path = fullPath(repo.worktree, entries, i);
     try {
@@ -206,7 +245,11 @@ function retryCollisions(repo: Repo, odb: NativeOdb, plan: Plan, outcome: WriteO
       streamThreshold: STREAM_THRESHOLD,
     });
     if (res.status[0] === FILE_FAILED) {
-      outcome.failures.push({ index: i, code: res.errors[0]!.code, message: res.errors[0]!.message });
+      outcome.failures.push({
+        index: i,
+        code: res.errors[0]!.code,
+        message: res.errors[0]!.message,
+      });
     } else if (res.status[0] !== FILE_COLLIDED) {
       outcome.stats.set(res.stats, i * STAT_WORDS);
       outcome.bytes += res.bytes;
@@ -218,7 +261,8 @@ function retryCollisions(repo: Repo, odb: NativeOdb, plan: Plan, outcome: WriteO
   for (let i = 0; i < entries.count; i++) {
     if (folded.has(entries.display(i).toLowerCase())) names.push(entries.display(i));
   }
-  for (const i of outcome.collided) if (!names.includes(entries.display(i))) names.push(entries.display(i));
+  for (const i of outcome.collided)
+    if (!names.includes(entries.display(i))) names.push(entries.display(i));
   return names.sort();
 }
 
@@ -234,7 +278,10 @@ function configuredWorkers(repo: Repo, explicit: number | undefined): number {
  * Checks out a commit into a repository's empty worktree and writes its index: the API behind
  * the `pcheckout` command.
  */
-export async function checkout(repoPath: string, options: CheckoutOptions = {}): Promise<CheckoutSummary> {
+export async function checkout(
+  repoPath: string,
+  options: CheckoutOptions = {},
+): Promise<CheckoutSummary> {
   const settings = validate(repoPath, options);
   const started = performance.now();
   if (settings.signal?.aborted) throw aborted();
@@ -255,12 +302,17 @@ export async function checkout(repoPath: string, options: CheckoutOptions = {}):
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
     if (!target.keepHead) {
-      headLock = refs.lockHead(target.branch !== null ? { branch: target.branch } : { oid: target.commit! });
+      headLock = refs.lockHead(
+        target.branch !== null ? { branch: target.branch } : { oid: target.commit! },
+      );
     }
     const entries = walkTree(odb, target.tree);
     const plan = makePlan(odb, entries);
     const workers = configuredWorkers(repo, settings.workers);
-    const threshold = settings.threshold ?? repo.config.getInt('checkout.thresholdforparallelism') ?? DEFAULT_THRESHOLD;
+    const threshold =
+      settings.threshold ??
+      repo.config.getInt('checkout.thresholdforparallelism') ??
+      DEFAULT_THRESHOLD;
     const usePool = workers > 1 && plan.files.length > threshold;
     const planned = performance.now();
     if (settings.signal?.aborted) throw aborted();
@@ -289,12 +341,22 @@ export async function checkout(repoPath: string, options: CheckoutOptions = {}):
     }
     const written = performance.now();
 
-    indexLock.write(buildIndex(entries, outcome.stats));
+    const index = buildIndex(entries, outcome.stats);
+    const waited = settings.racyWait ? await leaveRacySecond(outcome.stats) : 0;
+    indexLock.write(index);
+    if (settings.racyWait && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
+      // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
+      indexLock.touch();
+    }
     indexLock.commit();
     if (headLock) {
       headLock.commit();
       const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
-      refs.appendHeadLog(oldOid ?? ZERO_OID, target.commit!, `checkout: moving from ${from} to ${settings.ref}`);
+      refs.appendHeadLog(
+        oldOid ?? ZERO_OID,
+        target.commit!,
+        `checkout: moving from ${from} to ${settings.ref}`,
+      );
     }
     const headAfter = refs.read('HEAD');
     const indexed = performance.now();
@@ -318,6 +380,7 @@ export async function checkout(repoPath: string, options: CheckoutOptions = {}):
         write: round(written - planned),
         index: round(indexed - written),
         total: round(indexed - started),
+        racyWait: round(waited),
       },
     };
   } finally {
@@ -325,6 +388,23 @@ export async function checkout(repoPath: string, options: CheckoutOptions = {}):
     indexLock.rollback();
     odb?.close();
   }
+}
+
+function newestMtime(stats: Uint32Array): number {
+  let newest = 0;
+  for (let i = 2; i < stats.length; i += STAT_WORDS) if (stats[i]! > newest) newest = stats[i]!;
+  return newest;
+}
+
+const MAX_RACY_WAIT_MS = 2000; // a file stamped far in the future (clock skew) is not waited for
+
+/** Sleeps until the wall clock is past the second of the newest mtime; returns the ms waited. */
+async function leaveRacySecond(stats: Uint32Array): Promise<number> {
+  const until = (newestMtime(stats) + 1) * 1000 + 5; // +5 ms: file times come from a coarse clock
+  const wait = until - Date.now();
+  if (wait <= 0 || wait > MAX_RACY_WAIT_MS) return 0;
+  await new Promise((resolve) => setTimeout(resolve, wait));
+  return wait;
 }
 
 function round(ms: number): number {

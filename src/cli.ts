@@ -13,6 +13,8 @@ Options:
   -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores)
   -t, --threshold <n>   use workers only above this many files (default:
                         checkout.thresholdForParallelism, else 100)
+      --no-racy-wait    write the index at once, even if git will then re-hash the
+                        files written in the last second once (see README)
       --json            print the summary as JSON on stdout
   -q, --quiet           print nothing but errors
   -h, --help            show this help
@@ -20,7 +22,9 @@ Options:
 `;
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -44,7 +48,9 @@ class ProgressBar {
     const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 40));
     const fill = p.total === 0 ? width : Math.round((p.done / p.total) * width);
     const mb = (p.bytes / 1048576).toFixed(1);
-    this.stream.write(`\r[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.done}/${p.total} files, ${mb} MiB`);
+    this.stream.write(
+      `\r[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.done}/${p.total} files, ${mb} MiB`,
+    );
   }
   clear(): void {
     this.stream.write('\r\x1b[K');
@@ -52,7 +58,9 @@ class ProgressBar {
 }
 
 function describe(s: CheckoutSummary): string {
-  const head = s.detached ? `HEAD is now at ${s.commit?.slice(0, 12) ?? s.tree.slice(0, 12)}` : `On ${s.ref}`;
+  const head = s.detached
+    ? `HEAD is now at ${s.commit?.slice(0, 12) ?? s.tree.slice(0, 12)}`
+    : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
   const how = s.pool.used ? `${s.pool.workers} workers` : 'sequentially';
   const mb = (s.bytes / 1048576).toFixed(1);
   const lines = [
@@ -77,6 +85,7 @@ async function main(argv: string[]): Promise<number> {
         workers: { type: 'string', short: 'w' },
         threshold: { type: 'string', short: 't' },
         json: { type: 'boolean' },
+        'no-racy-wait': { type: 'boolean' },
         quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -98,7 +107,10 @@ async function main(argv: string[]): Promise<number> {
   const [repo = '.', ref] = positionals;
   const workers = integerFlag('workers', values.workers);
   const threshold = integerFlag('threshold', values.threshold);
-  const bar = !values.quiet && !values.json && process.stderr.isTTY ? new ProgressBar(process.stderr) : undefined;
+  const bar =
+    !values.quiet && !values.json && process.stderr.isTTY
+      ? new ProgressBar(process.stderr)
+      : undefined;
   const controller = new AbortController();
   const onSignal = (): void => controller.abort();
   process.once('SIGINT', onSignal);
@@ -110,11 +122,13 @@ async function main(argv: string[]): Promise<number> {
       ...(threshold !== undefined ? { threshold } : {}),
       ...(bar ? { onProgress: (p: Progress) => bar.update(p) } : {}),
       signal: controller.signal,
+      racyWait: values['no-racy-wait'] !== true,
     });
     bar?.clear();
     if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
-    else if (summary.collisions.length > 0) process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
+    else if (summary.collisions.length > 0)
+      process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
     return 0;
   } finally {
     bar?.clear();

@@ -61,7 +61,10 @@ export class GitConfig {
     if (v === undefined) return undefined;
     const parsed = parseBool(v);
     if (parsed === undefined) {
-      throw new PcheckoutError('ERR_INVALID_OPTION', `bad boolean config value '${v}' for '${key}'`);
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `bad boolean config value '${v}' for '${key}'`,
+      );
     }
     return parsed;
   }
@@ -71,7 +74,10 @@ export class GitConfig {
     if (v === undefined) return undefined;
     const m = /^\s*([-+]?\d+)\s*([kmg]?)\s*$/i.exec(v);
     if (!m) {
-      throw new PcheckoutError('ERR_INVALID_OPTION', `bad numeric config value '${v}' for '${key}'`);
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `bad numeric config value '${v}' for '${key}'`,
+      );
     }
     const scale = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase()] ?? 1;
     return Number(m[1]) * scale;
@@ -124,7 +130,13 @@ export class GitConfig {
           if (parsed === undefined) fail('unterminated quoted value');
           value = parsed!.value;
           i = parsed!.end;
-        } else if (i < n && text[i] !== '\n' && text[i] !== '#' && text[i] !== ';' && text[i] !== '\r') {
+        } else if (
+          i < n &&
+          text[i] !== '\n' &&
+          text[i] !== '#' &&
+          text[i] !== ';' &&
+          text[i] !== '\r'
+        ) {
           fail('expected "="');
         }
         const key = `${section}.${name}`;

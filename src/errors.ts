@@ -59,8 +59,12 @@ export function fromNative(err: unknown, context: string): PcheckoutError {
 /** Wraps a Node fs error (ENOENT, EACCES, …) with the path it concerns. */
 export function fromSystem(err: unknown, action: string, path: string): PcheckoutError {
   const e = err as NodeJS.ErrnoException;
-  return new PcheckoutError('ERR_IO', `cannot ${action} ${path}: ${e?.code ?? ''} ${e?.message ?? err}`.trim(), {
-    path,
-    cause: err,
-  });
+  return new PcheckoutError(
+    'ERR_IO',
+    `cannot ${action} ${path}: ${e?.code ?? ''} ${e?.message ?? err}`.trim(),
+    {
+      path,
+      cause: err,
+    },
+  );
 }

@@ -12,7 +12,8 @@ const ENTRY_FIXED = 62; // 10 stat words + 20-byte id + 16-bit flags
  */
 export function buildIndex(entries: TreeEntries, stats: Uint32Array): Buffer {
   let size = 12 + 20;
-  for (let i = 0; i < entries.count; i++) size += entrySize(entries.starts[i + 1]! - entries.starts[i]! - 1);
+  for (let i = 0; i < entries.count; i++)
+    size += entrySize(entries.starts[i + 1]! - entries.starts[i]! - 1);
   const buf = Buffer.alloc(size); // zero-filled: the NUL padding comes for free
   buf.write('DIRC', 0, 'latin1');
   buf.writeUInt32BE(2, 4);

@@ -1,4 +1,12 @@
-import { closeSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  futimesSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
 
 /**
@@ -38,6 +46,17 @@ export class LockFile {
     } catch (err) {
       throw fromSystem(err, 'write', this.lockPath);
     }
+  }
+
+  /** The lock file's modification time, in whole seconds. */
+  mtimeSeconds(): number {
+    return Number(fstatSync(this.fd!, { bigint: true }).mtimeNs / 1_000_000_000n);
+  }
+
+  /** Sets the lock file's times to the current time. */
+  touch(): void {
+    const now = Date.now() / 1000;
+    futimesSync(this.fd!, now, now);
   }
 
   /** Closes the lock and renames it over the target. */

@@ -46,7 +46,9 @@ function headers(data: Buffer): Map<string, string[]> {
 function headerOid(h: Map<string, string[]>, key: string, oid: string, kind: string): string {
   const v = h.get(key)?.[0];
   if (v === undefined || !isFullHex(v)) {
-    throw new PcheckoutError('ERR_CORRUPT_OBJECT', `${kind} ${oid} has no valid '${key}' line`, { oid });
+    throw new PcheckoutError('ERR_CORRUPT_OBJECT', `${kind} ${oid} has no valid '${key}' line`, {
+      oid,
+    });
   }
   return v.toLowerCase();
 }
@@ -58,7 +60,10 @@ export function commitTree(data: Buffer, oid: string): string {
 export function commitParents(data: Buffer, oid: string): string[] {
   const parents = headers(data).get('parent') ?? [];
   for (const p of parents) {
-    if (!isFullHex(p)) throw new PcheckoutError('ERR_CORRUPT_OBJECT', `commit ${oid} has a bad parent line`, { oid });
+    if (!isFullHex(p))
+      throw new PcheckoutError('ERR_CORRUPT_OBJECT', `commit ${oid} has a bad parent line`, {
+        oid,
+      });
   }
   return parents.map((p) => p.toLowerCase());
 }

@@ -50,3 +50,9 @@ export function optionalSignal(name: string, value: unknown): AbortSignal | unde
   if (!(value instanceof AbortSignal)) throw invalidOption(name, 'an AbortSignal', value);
   return value;
 }
+
+export function optionalBoolean(name: string, value: unknown): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw invalidOption(name, 'a boolean', value);
+  return value;
+}

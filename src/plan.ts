@@ -162,7 +162,12 @@ function locateFiles(odb: NativeOdb, entries: TreeEntries, fileIdx: number[]): F
         { oid: entries.oidHex(index), path: entries.display(index) },
       );
     }
-    return { index, pack: pack < 0 ? Number.MAX_SAFE_INTEGER : pack, offset: info[4 * k + 1]!, size: info[4 * k + 2]! };
+    return {
+      index,
+      pack: pack < 0 ? Number.MAX_SAFE_INTEGER : pack,
+      offset: info[4 * k + 1]!,
+      size: info[4 * k + 2]!,
+    };
   });
   // Pack order keeps delta families together (bases before their deltas), so a worker's
   // base cache sees its bases again while they are still warm, and reads stay sequential.

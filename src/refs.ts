@@ -59,7 +59,8 @@ export class Refs {
       text = readFileSync(this.loosePath(name), 'utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'EISDIR') throw fromSystem(err, 'read ref', name);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'EISDIR')
+        throw fromSystem(err, 'read ref', name);
     }
     if (text !== undefined) {
       const line = text.trim();
@@ -105,10 +106,16 @@ export class Refs {
   /** Appends a line to logs/HEAD, as git does when HEAD moves. */
   appendHeadLog(oldOid: string, newOid: string, message: string): void {
     const logPath = join(this.repo.gitDir, 'logs', 'HEAD');
-    const enabled = this.repo.config.getBool('core.logallrefupdates') ?? this.repo.config.getBool('core.bare') !== true;
+    const enabled =
+      this.repo.config.getBool('core.logallrefupdates') ??
+      this.repo.config.getBool('core.bare') !== true;
     if (!enabled && !existsSync(logPath)) return;
-    const name = process.env['GIT_COMMITTER_NAME'] ?? this.repo.config.get('user.name') ?? safeUser();
-    const email = process.env['GIT_COMMITTER_EMAIL'] ?? this.repo.config.get('user.email') ?? `${safeUser()}@${hostname()}`;
+    const name =
+      process.env['GIT_COMMITTER_NAME'] ?? this.repo.config.get('user.name') ?? safeUser();
+    const email =
+      process.env['GIT_COMMITTER_EMAIL'] ??
+      this.repo.config.get('user.email') ??
+      `${safeUser()}@${hostname()}`;
     const now = Math.floor(Date.now() / 1000);
     const offset = -new Date().getTimezoneOffset();
     const tz = `${offset >= 0 ? '+' : '-'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}${String(Math.abs(offset) % 60).padStart(2, '0')}`;
@@ -131,7 +138,8 @@ function safeUser(): string {
 
 /** git's check_refname_format, reduced to what keeps a name from escaping the refs directory. */
 function isRefName(name: string): boolean {
-  if (name === '' || name.startsWith('/') || name.endsWith('/') || name.endsWith('.lock')) return false;
+  if (name === '' || name.startsWith('/') || name.endsWith('/') || name.endsWith('.lock'))
+    return false;
   if (/(^|\/)\.|\.\.|\/\/|[\x00-\x20~^:?*[\\\x7f]|@\{/.test(name)) return false;
   return true;
 }
@@ -147,15 +155,28 @@ export function resolveRevision(refs: Refs, odb: NativeOdb, spec: string | undef
     const oid = refs.resolve('HEAD');
     if (oid === undefined) {
       const target = head?.symref ?? 'HEAD';
-      throw new PcheckoutError('ERR_BAD_REF', `HEAD does not point to a commit (${target} is unborn); name a revision to check out`);
+      throw new PcheckoutError(
+        'ERR_BAD_REF',
+        `HEAD does not point to a commit (${target} is unborn); name a revision to check out`,
+      );
     }
     const commit = peelTo(odb, oid, 'commit', 'HEAD');
-    return { commit, tree: commitTree(readObject(odb, commit).data, commit), branch: null, keepHead: true };
+    return {
+      commit,
+      tree: commitTree(readObject(odb, commit).data, commit),
+      branch: null,
+      keepHead: true,
+    };
   }
   const branchRef = `refs/heads/${spec}`;
   if (!spec.startsWith('refs/') && isRefName(branchRef) && refs.exists(branchRef)) {
     const commit = peelTo(odb, refs.resolve(branchRef)!, 'commit', spec);
-    return { commit, tree: commitTree(readObject(odb, commit).data, commit), branch: branchRef, keepHead: false };
+    return {
+      commit,
+      tree: commitTree(readObject(odb, commit).data, commit),
+      branch: branchRef,
+      keepHead: false,
+    };
   }
   const m = /^(.*?)((?:[~^][0-9]*|\^\{[a-z]*\})*)$/.exec(spec)!;
   const base = m[1]!;
@@ -193,14 +214,30 @@ export function resolveRevision(refs: Refs, odb: NativeOdb, spec: string | undef
 }
 
 function badRef(spec: string, why?: string): PcheckoutError {
-  return new PcheckoutError('ERR_BAD_REF', `'${spec}' does not name a commit${why ? ` (${why})` : ''}`);
+  return new PcheckoutError(
+    'ERR_BAD_REF',
+    `'${spec}' does not name a commit${why ? ` (${why})` : ''}`,
+  );
 }
 
 function resolveBase(refs: Refs, odb: NativeOdb, base: string, spec: string): string {
   if (isFullHex(base)) return base.toLowerCase();
-  for (const candidate of [base, `refs/${base}`, `refs/tags/${base}`, `refs/heads/${base}`, `refs/remotes/${base}`, `refs/remotes/${base}/HEAD`]) {
+  for (const candidate of [
+    base,
+    `refs/${base}`,
+    `refs/tags/${base}`,
+    `refs/heads/${base}`,
+    `refs/remotes/${base}`,
+    `refs/remotes/${base}/HEAD`,
+  ]) {
     if (candidate !== base && !isRefName(candidate)) continue;
-    if (candidate === base && base !== 'HEAD' && !base.startsWith('refs/') && !/^[A-Z_]+$/.test(base)) continue;
+    if (
+      candidate === base &&
+      base !== 'HEAD' &&
+      !base.startsWith('refs/') &&
+      !/^[A-Z_]+$/.test(base)
+    )
+      continue;
     const oid = refs.resolve(candidate);
     if (oid !== undefined) return oid;
   }
@@ -211,7 +248,8 @@ function resolveBase(refs: Refs, odb: NativeOdb, base: string, spec: string): st
     } catch (err) {
       throw fromNative(err, `cannot look up ${base}`);
     }
-    if (found.count === 2) throw new PcheckoutError('ERR_AMBIGUOUS_REF', `short object id ${base} is ambiguous`);
+    if (found.count === 2)
+      throw new PcheckoutError('ERR_AMBIGUOUS_REF', `short object id ${base} is ambiguous`);
     if (found.count === 1) return found.oid!.toString('hex');
   }
   throw badRef(spec, 'no such branch, tag or object');
@@ -241,4 +279,3 @@ function nthParent(odb: NativeOdb, commit: string, n: number, spec: string): str
   if (p === undefined) throw badRef(spec, `${commit} has no parent ${n}`);
   return p;
 }
-

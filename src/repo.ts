@@ -15,7 +15,13 @@ export interface Repo {
   objectDirs: string[];
 }
 
-const KNOWN_EXTENSIONS = new Set(['noop', 'objectformat', 'worktreeconfig', 'preciousobjects', 'partialclone']);
+const KNOWN_EXTENSIONS = new Set([
+  'noop',
+  'objectformat',
+  'worktreeconfig',
+  'preciousobjects',
+  'partialclone',
+]);
 
 /** Finds the repository at or above `start`, as git does for `git -C start`. */
 export function openRepo(start: string): Repo {
@@ -30,9 +36,13 @@ export function openRepo(start: string): Repo {
     if (dir === from && looksLikeGitDir(dir)) return finish(dir, undefined);
     if (dirname(dir) === dir) break;
   }
-  throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `not a git repository (or any parent): ${from}`, {
-    path: from,
-  });
+  throw new PcheckoutError(
+    'ERR_NOT_A_REPOSITORY',
+    `not a git repository (or any parent): ${from}`,
+    {
+      path: from,
+    },
+  );
 }
 
 function gitDirAt(dotGit: string): string | undefined {
@@ -48,20 +58,30 @@ function gitDirAt(dotGit: string): string | undefined {
   const text = readFileSync(dotGit, 'utf8');
   const m = /^gitdir: (.+?)\r?\n?$/.exec(text);
   if (!m) {
-    throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `invalid gitfile format: ${dotGit}`, { path: dotGit });
+    throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `invalid gitfile format: ${dotGit}`, {
+      path: dotGit,
+    });
   }
   const target = resolve(dirname(dotGit), m[1]!);
   if (!looksLikeGitDir(target)) {
-    throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `${dotGit} points to ${target}, which is not a git directory`, {
-      path: dotGit,
-    });
+    throw new PcheckoutError(
+      'ERR_NOT_A_REPOSITORY',
+      `${dotGit} points to ${target}, which is not a git directory`,
+      {
+        path: dotGit,
+      },
+    );
   }
   return target;
 }
 
 function looksLikeGitDir(dir: string): boolean {
   const common = commonDirOf(dir);
-  return existsSync(join(dir, 'HEAD')) && existsSync(join(common, 'objects')) && existsSync(join(common, 'refs'));
+  return (
+    existsSync(join(dir, 'HEAD')) &&
+    existsSync(join(common, 'objects')) &&
+    existsSync(join(common, 'refs'))
+  );
 }
 
 function commonDirOf(gitDir: string): string {
@@ -80,28 +100,50 @@ function finish(gitDir: string, worktreeGuess: string | undefined): Repo {
   let worktree = worktreeGuess;
   const configured = config.get('core.worktree');
   if (configured !== undefined) worktree = resolve(gitDir, configured);
-  if (worktree === undefined || config.getBool('core.bare') === true && configured === undefined) {
-    throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `${gitDir} is a bare repository: it has no worktree to check out into`, {
-      path: gitDir,
-    });
+  if (
+    worktree === undefined ||
+    (config.getBool('core.bare') === true && configured === undefined)
+  ) {
+    throw new PcheckoutError(
+      'ERR_NOT_A_REPOSITORY',
+      `${gitDir} is a bare repository: it has no worktree to check out into`,
+      {
+        path: gitDir,
+      },
+    );
   }
-  return { gitDir, commonDir, worktree, config, objectDirs: objectDirs(join(commonDir, 'objects')) };
+  return {
+    gitDir,
+    commonDir,
+    worktree,
+    config,
+    objectDirs: objectDirs(join(commonDir, 'objects')),
+  };
 }
 
 function checkFormat(config: GitConfig, gitDir: string): void {
   const version = config.getInt('core.repositoryformatversion') ?? 0;
   if (version !== 0 && version !== 1) {
-    throw new PcheckoutError('ERR_UNSUPPORTED', `${gitDir}: repository format version ${version} is not supported`);
+    throw new PcheckoutError(
+      'ERR_UNSUPPORTED',
+      `${gitDir}: repository format version ${version} is not supported`,
+    );
   }
   if (version === 1) {
     const format = config.get('extensions.objectformat');
     if (format !== undefined && format.toLowerCase() !== 'sha1') {
-      throw new PcheckoutError('ERR_UNSUPPORTED', `${gitDir}: object format ${format} is not supported (SHA-1 only)`);
+      throw new PcheckoutError(
+        'ERR_UNSUPPORTED',
+        `${gitDir}: object format ${format} is not supported (SHA-1 only)`,
+      );
     }
     for (const key of config.keys()) {
       const m = /^extensions\.([^.]+)$/.exec(key);
       if (m && !KNOWN_EXTENSIONS.has(m[1]!)) {
-        throw new PcheckoutError('ERR_UNSUPPORTED', `${gitDir}: repository extension ${m[1]} is not supported`);
+        throw new PcheckoutError(
+          'ERR_UNSUPPORTED',
+          `${gitDir}: repository extension ${m[1]} is not supported`,
+        );
       }
     }
   }

@@ -2,7 +2,12 @@
  * Piscina worker: loads the addon once per thread and keeps one object reader per repository,
  * so packs stay mapped and the delta-base cache stays warm across the chunks it is handed.
  */
-import { loadAddon, type NativeOdb, type NativeWriteRequest, type NativeWriteResult } from './addon.js';
+import {
+  loadAddon,
+  type NativeOdb,
+  type NativeWriteRequest,
+  type NativeWriteResult,
+} from './addon.js';
 
 export interface WorkerTask {
   objectDirs: string[];

@@ -1,5 +1,11 @@
 import { Piscina } from 'piscina';
-import { FILE_COLLIDED, FILE_FAILED, type NativeOdb, type NativeWriteRequest, type NativeWriteResult } from './addon.js';
+import {
+  FILE_COLLIDED,
+  FILE_FAILED,
+  type NativeOdb,
+  type NativeWriteRequest,
+  type NativeWriteResult,
+} from './addon.js';
 import { PcheckoutError, fromNative } from './errors.js';
 import { STAT_WORDS } from './index-file.js';
 import type { FileTask, Plan, TreeEntries } from './plan.js';
@@ -59,7 +65,11 @@ export function makeChunks(files: FileTask[], parts: number): FileTask[][] {
   return chunks;
 }
 
-function requestFor(entries: TreeEntries, chunk: FileTask[], settings: WriteSettings): NativeWriteRequest {
+function requestFor(
+  entries: TreeEntries,
+  chunk: FileTask[],
+  settings: WriteSettings,
+): NativeWriteRequest {
   let bytes = 0;
   for (const f of chunk) bytes += entries.starts[f.index + 1]! - entries.starts[f.index]!;
   const paths = Buffer.allocUnsafe(bytes);
@@ -73,7 +83,14 @@ function requestFor(entries: TreeEntries, chunk: FileTask[], settings: WriteSett
     modes[k] = entries.modes[f.index]!;
     sizes[k] = f.size;
   });
-  return { root: settings.root, paths, oids, modes, sizes, streamThreshold: settings.streamThreshold };
+  return {
+    root: settings.root,
+    paths,
+    oids,
+    modes,
+    sizes,
+    streamThreshold: settings.streamThreshold,
+  };
 }
 
 /**
@@ -81,7 +98,11 @@ function requestFor(entries: TreeEntries, chunk: FileTask[], settings: WriteSett
  * Piscina pool. Either way the same native writer does the work; chunks are handed out one at
  * a time to whoever is free, heaviest-first order is not needed because chunks are even.
  */
-export async function writeFiles(plan: Plan, mainOdb: NativeOdb, settings: WriteSettings): Promise<WriteOutcome> {
+export async function writeFiles(
+  plan: Plan,
+  mainOdb: NativeOdb,
+  settings: WriteSettings,
+): Promise<WriteOutcome> {
   const { entries, files } = plan;
   const outcome: WriteOutcome = {
     stats: new Uint32Array(entries.count * STAT_WORDS),
@@ -91,16 +112,23 @@ export async function writeFiles(plan: Plan, mainOdb: NativeOdb, settings: Write
     failures: [],
   };
   if (files.length === 0) return outcome;
-  const parts = settings.usePool ? settings.workers * 8 : Math.min(16, Math.ceil(files.length / 256));
+  const parts = settings.usePool
+    ? settings.workers * 8
+    : Math.min(16, Math.ceil(files.length / 256));
   const chunks = makeChunks(files, parts);
   let done = 0;
   const absorb = (chunk: FileTask[], res: NativeWriteResult): void => {
     chunk.forEach((f, k) => {
       const st = res.status[k];
       if (st === FILE_COLLIDED) outcome.collided.push(f.index);
-      else if (st !== FILE_FAILED) outcome.stats.set(res.stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), f.index * STAT_WORDS);
+      else if (st !== FILE_FAILED)
+        outcome.stats.set(
+          res.stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS),
+          f.index * STAT_WORDS,
+        );
     });
-    for (const e of res.errors) outcome.failures.push({ index: chunk[e.index]!.index, code: e.code, message: e.message });
+    for (const e of res.errors)
+      outcome.failures.push({ index: chunk[e.index]!.index, code: e.code, message: e.message });
     outcome.bytes += res.bytes;
     done += chunk.length;
     settings.onProgress?.({ done, total: files.length, bytes: outcome.bytes });
@@ -153,12 +181,20 @@ export async function writeFiles(plan: Plan, mainOdb: NativeOdb, settings: Write
   }
   if (firstError !== undefined) {
     const e = firstError as { code?: unknown };
-    if (typeof e.code === 'string' && e.code.startsWith('ERR_') && e.code !== 'ERR_WORKER_INIT_FAILED') {
+    if (
+      typeof e.code === 'string' &&
+      e.code.startsWith('ERR_') &&
+      e.code !== 'ERR_WORKER_INIT_FAILED'
+    ) {
       throw fromNative(firstError, 'a worker failed');
     }
-    throw new PcheckoutError('ERR_WORKER', `a checkout worker failed: ${(firstError as Error)?.message ?? firstError}`, {
-      cause: firstError,
-    });
+    throw new PcheckoutError(
+      'ERR_WORKER',
+      `a checkout worker failed: ${(firstError as Error)?.message ?? firstError}`,
+      {
+        cause: firstError,
+      },
+    );
   }
   return outcome;
 }
