@@ -1,0 +1,139 @@
+// The `pcheckout` command line: --json, --quiet, --help, --version, positional repo and ref,
+// exit codes and one-line coded errors.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { before, describe, test } from 'node:test';
+import { assertMatchesGit, assertPoolRule, assertSummary } from './helpers/compare.mjs';
+import { buildFlatRepo, freshClone, tmpDir } from './helpers/git.mjs';
+import { CLI, PROJECT, runCli, targetState } from './helpers/run.mjs';
+
+const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT, 'package.json'), 'utf8'));
+
+function assertCodedFailure(r, code) {
+  assert.notEqual(r.status, 0, `exit status 0 on failure; stdout: ${r.stdout}`);
+  assert.equal(r.signal, null, `killed by ${r.signal}; stderr: ${r.stderr}`);
+  const text = r.stderr.trim();
+  assert.equal(text.split('\n').length, 1, `stderr must be one line, got:\n${r.stderr}`);
+  assert.match(text, code instanceof RegExp ? code : new RegExp(`\\b${code}\\b`));
+}
+
+describe('cli', () => {
+  let repo;
+  before(() => {
+    repo = buildFlatRepo(30, { prefix: 'cli' });
+    repo.write('run.sh', '#!/bin/sh\n', { exec: true });
+    repo.symlink('link', 'run.sh');
+    repo.commit('more');
+    repo.branch('feature');
+  });
+
+  test('dist/cli.js exists and starts with a node shebang', () => {
+    assert.match(fs.readFileSync(CLI, 'utf8').split('\n')[0], /^#!.*node/);
+  });
+
+  test('--help: usage on stdout, exit 0', () => {
+    const r = runCli(['--help']);
+    assert.equal(r.status, 0, r.stderr);
+    for (const word of ['pcheckout', '--workers', '--threshold', '--json', '--quiet']) {
+      assert.ok(r.stdout.includes(word), `--help does not mention ${word}:\n${r.stdout}`);
+    }
+  });
+
+  test('--version: the package version, exit 0', () => {
+    const r = runCli(['--version']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(
+      r.stdout.trim(),
+      new RegExp(`^(pcheckout )?v?${pkg.version.replace(/\./g, '\\.')}$`),
+    );
+  });
+
+  test('--json <repo>: one JSON summary on stdout, checkout equals git', () => {
+    const dir = freshClone(repo);
+    const r = runCli(['--json', dir]);
+    assert.equal(r.status, 0, r.stderr);
+    let summary;
+    assert.doesNotThrow(() => (summary = JSON.parse(r.stdout)), `stdout is not JSON: ${r.stdout}`);
+    const oracle = assertMatchesGit(dir, repo);
+    assertSummary(summary, oracle);
+    assert.equal(summary.ref, 'refs/heads/main');
+  });
+
+  test('--workers 2 --threshold 0 --json <repo> <branch>', () => {
+    const dir = freshClone(repo, { method: 'copy' });
+    const r = runCli(['--workers', '2', '--threshold', '0', '--json', dir, 'feature']);
+    assert.equal(r.status, 0, r.stderr);
+    const summary = JSON.parse(r.stdout);
+    const oracle = assertMatchesGit(dir, repo, { ref: 'feature', method: 'copy' });
+    assertSummary(summary, oracle, { workers: 2, threshold: 0 });
+    assertPoolRule(summary, 2, 0);
+    assert.equal(summary.pool.used, true);
+    assert.equal(summary.ref, 'refs/heads/feature');
+  });
+
+  test('--workers=1 --threshold=5 (= form) with --json', () => {
+    const dir = freshClone(repo);
+    const r = runCli(['--workers=1', '--threshold=5', '--json', dir]);
+    assert.equal(r.status, 0, r.stderr);
+    const summary = JSON.parse(r.stdout);
+    assert.equal(summary.threshold, 5);
+    assert.equal(summary.pool.used, false);
+    assertMatchesGit(dir, repo);
+  });
+
+  test('no repo argument: the current directory; --quiet prints nothing', () => {
+    const dir = freshClone(repo);
+    const r = runCli(['--quiet'], { cwd: dir });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, '', '--quiet must print nothing on stdout');
+    assert.equal(r.stderr, '', '--quiet must print nothing on stderr');
+    assertMatchesGit(dir, repo);
+  });
+
+  test('bad ref: non-zero exit, one line with ERR_BAD_REF, nothing written', () => {
+    const dir = freshClone(repo);
+    const stateBefore = targetState(dir);
+    const r = runCli([dir, 'no-such-ref']);
+    assertCodedFailure(r, 'ERR_BAD_REF');
+    assert.deepEqual(targetState(dir), stateBefore);
+  });
+
+  test('bad ref with --json: still a coded one-line error, exit non-zero', () => {
+    const dir = freshClone(repo);
+    const r = runCli(['--json', dir, 'no-such-ref']);
+    assertCodedFailure(r, 'ERR_BAD_REF');
+  });
+
+  test('non-empty worktree: ERR_WORKTREE_NOT_EMPTY', () => {
+    const dir = freshClone(repo);
+    fs.writeFileSync(path.join(dir, 'stray'), 'x');
+    assertCodedFailure(runCli([dir]), 'ERR_WORKTREE_NOT_EMPTY');
+  });
+
+  test('not a repository: ERR_NOT_A_REPOSITORY', () => {
+    const dir = tmpDir('cli-plain');
+    assertCodedFailure(runCli([dir]), 'ERR_NOT_A_REPOSITORY');
+  });
+
+  for (const args of [
+    ['--workers', 'x'],
+    ['--workers', '-1.5'],
+    ['--threshold', 'lots'],
+  ]) {
+    test(`${args.join(' ')}: ERR_INVALID_OPTION`, () => {
+      const dir = freshClone(repo);
+      const stateBefore = targetState(dir);
+      assertCodedFailure(runCli([...args, dir]), 'ERR_INVALID_OPTION');
+      assert.deepEqual(targetState(dir), stateBefore);
+    });
+  }
+
+  test('unknown option: non-zero exit with a coded one-line error', () => {
+    const dir = freshClone(repo);
+    const stateBefore = targetState(dir);
+    assertCodedFailure(runCli(['--no-such-option', dir]), /\bERR_[A-Z_]+\b/);
+    assert.deepEqual(targetState(dir), stateBefore);
+  });
+});
