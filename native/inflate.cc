@@ -60,6 +60,7 @@ Inflater::Inflater() {
 }
 
 Inflater::~Inflater() {
+  if (prefix_ready_) inflateEnd(&prefix_zs_);
 #ifdef PCHECKOUT_LIBDEFLATE
   if (libdeflate_ != nullptr)
     libdeflate_free_decompressor(static_cast<libdeflate_decompressor*>(libdeflate_));
@@ -80,9 +81,14 @@ bool Inflater::inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, siz
   return zlib_inflate_exact(src, avail, out, out_len);
 }
 
-long inflate_prefix(const uint8_t* src, size_t avail, uint8_t* out, size_t cap) {
-  z_stream zs{};
-  if (inflateInit(&zs) != Z_OK) return -1;
+long Inflater::inflate_prefix(const uint8_t* src, size_t avail, uint8_t* out, size_t cap) {
+  if (!prefix_ready_) {
+    if (inflateInit(&prefix_zs_) != Z_OK) return -1;
+    prefix_ready_ = true;
+  } else if (inflateReset(&prefix_zs_) != Z_OK) {
+    return -1;
+  }
+  z_stream& zs = prefix_zs_;
   zs.next_in = const_cast<Bytef*>(src);
   zs.avail_in = clamp_uint(avail);
   zs.next_out = out;
@@ -93,7 +99,6 @@ long inflate_prefix(const uint8_t* src, size_t avail, uint8_t* out, size_t cap) 
     if (ret != Z_OK) break;
   }
   long produced = static_cast<long>(zs.total_out);
-  inflateEnd(&zs);
   if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR) return -1;
   return produced;
 }

@@ -23,13 +23,16 @@ class Inflater {
   // Returns false when the stream is corrupt or does not inflate to exactly out_len bytes.
   bool inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t out_len);
 
+  // Inflates at most cap bytes from the start of a zlib stream (for headers). Returns the
+  // number of bytes produced, or -1 if the stream is corrupt before that. Reuses one zlib
+  // state: setting one up per call costs more than the few bytes it inflates.
+  long inflate_prefix(const uint8_t* src, size_t avail, uint8_t* out, size_t cap);
+
  private:
   void* libdeflate_ = nullptr;
+  z_stream prefix_zs_{};
+  bool prefix_ready_ = false;
 };
-
-// Inflates at most cap bytes from the start of a zlib stream (for headers). Returns the number
-// of bytes produced, or -1 if the stream is corrupt before that.
-long inflate_prefix(const uint8_t* src, size_t avail, uint8_t* out, size_t cap);
 
 // Incremental zlib inflation from a memory region, for objects too large to hold whole.
 class InflateStream {

@@ -285,7 +285,7 @@ bool Odb::info(const uint8_t* oid, Location* loc, int* type, uint64_t* size) {
     size_t avail = 0;
     const uint8_t* src = pack.data_at(e.data_off, &avail);
     uint8_t hdr[20];
-    long got = inflate_prefix(src, avail, hdr, sizeof hdr);
+    long got = inflater_.inflate_prefix(src, avail, hdr, sizeof hdr);
     uint64_t target = 0;
     if (got <= 0 || !delta_target_size(hdr, static_cast<size_t>(got), &target))
       throw Error(Code::CorruptPack, pack.pack_path() + ": bad delta header at offset " +

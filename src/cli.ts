@@ -92,7 +92,8 @@ async function main(argv: string[]): Promise<number> {
       },
     });
   } catch (err) {
-    usageError((err as Error).message);
+    // util.parseArgs explains itself over several lines; the first one says what is wrong.
+    usageError((err as Error).message.split('\n')[0]!);
   }
   const { values, positionals } = parsed;
   if (values.help) {

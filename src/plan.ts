@@ -107,14 +107,21 @@ export function makePlan(odb: NativeOdb, entries: TreeEntries): Plan {
   const fileIdx: number[] = [];
   const symlinks: number[] = [];
   const gitlinks: number[] = [];
-  let lastParent = '';
+  const { paths, starts } = entries;
+  let lastStart = 0;
+  let lastLen = 0;
   for (let i = 0; i < entries.count; i++) {
-    const name = entries.name(i);
-    const slash = name.lastIndexOf('/');
-    const parent = slash < 0 ? '' : name.slice(0, slash);
-    if (parent !== lastParent) {
-      addDirs(parent, seen, dirs);
-      lastParent = parent;
+    // Compare parent directories as bytes: a string is made only for a new directory.
+    const start = starts[i]!;
+    const slash = paths.lastIndexOf(0x2f, starts[i + 1]! - 2);
+    const len = slash >= start ? slash - start : 0;
+    if (
+      len !== lastLen ||
+      paths.compare(paths, lastStart, lastStart + lastLen, start, start + len) !== 0
+    ) {
+      addDirs(paths.toString('latin1', start, start + len), seen, dirs);
+      lastStart = start;
+      lastLen = len;
     }
     const mode = entries.modes[i]!;
     if (mode === MODE_SYMLINK) symlinks.push(i);
