@@ -7,7 +7,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$root/binding.gyp" "$root/native" "$root/scripts" "$work/"
 ln -s "$root/node_modules" "$work/node_modules"
-(cd "$work" && PCHECKOUT_SANITIZE=1 "$root/node_modules/.bin/node-gyp" rebuild --debug >/dev/null)
+# node-gyp run directly does not see npm's config; hand it the headers npm is set to use.
+nodedir=${npm_config_nodedir:-$(npm config get nodedir 2>/dev/null || true)}
+gyp_args=(rebuild --debug)
+if [ -n "$nodedir" ] && [ "$nodedir" != "undefined" ]; then gyp_args+=("--nodedir=$nodedir"); fi
+(cd "$work" && PCHECKOUT_SANITIZE=1 "$root/node_modules/.bin/node-gyp" "${gyp_args[@]}" >/dev/null)
 export PCHECKOUT_ADDON="$work/build/Debug/pcheckout.node"
 LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)"
 export LD_PRELOAD
