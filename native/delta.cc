@@ -29,15 +29,23 @@ bool delta_target_size(const uint8_t* delta, size_t len, uint64_t* target) {
 }
 
 BytesPtr apply_delta(const uint8_t* base, size_t base_len, const uint8_t* delta, size_t len) {
+  uint64_t target = 0;
+  if (!delta_target_size(delta, len, &target)) bad("delta header is truncated");
+  if (target > SIZE_MAX) bad("delta result too large");
+  BytesPtr out = alloc_bytes(static_cast<size_t>(target));
+  apply_delta_into(base, base_len, delta, len, out->data.get(), out->size);
+  return out;
+}
+
+void apply_delta_into(const uint8_t* base, size_t base_len, const uint8_t* delta, size_t len,
+                      uint8_t* dst, size_t cap) {
   size_t pos = 0;
   uint64_t src_size = 0, dst_size = 0;
   if (!read_varint(delta, len, &pos, &src_size) || !read_varint(delta, len, &pos, &dst_size))
     bad("delta header is truncated");
   if (src_size != base_len) bad("delta does not apply to its base (size mismatch)");
-  if (dst_size > SIZE_MAX) bad("delta result too large");
-  BytesPtr out = alloc_bytes(static_cast<size_t>(dst_size));
-  uint8_t* dst = out->data.get();
-  size_t written = 0, cap = static_cast<size_t>(dst_size);
+  if (dst_size != cap) bad("delta target size differs from the space given");
+  size_t written = 0;
   while (pos < len) {
     uint8_t cmd = delta[pos++];
     if (cmd & 0x80) {
@@ -70,7 +78,6 @@ BytesPtr apply_delta(const uint8_t* base, size_t base_len, const uint8_t* delta,
     }
   }
   if (written != cap) bad("delta result is shorter than declared");
-  return out;
 }
 
 }  // namespace pc

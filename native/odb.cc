@@ -53,6 +53,8 @@ class LooseStream : public ObjectStream {
     long got = z_->read(hdr, sizeof hdr);
     size_t h = got > 0 ? parse_loose_header(hdr, static_cast<size_t>(got), &type, &size) : 0;
     if (h == 0) throw Error(Code::CorruptObject, "loose object " + to_hex(oid, 20) + ": bad header");
+    if (!plausible_size(size, map_.size()))
+      throw Error(Code::CorruptObject, "loose object " + to_hex(oid, 20) + ": implausible size");
     pending_.assign(hdr + h, hdr + got);
     oid_ = to_hex(oid, 20);
   }
@@ -195,7 +197,87 @@ BytesPtr Odb::inflate_entry(Pack& pack, const PackEntry& e, uint64_t offset) {
   return out;
 }
 
-Object Odb::read_packed(uint32_t pack, uint64_t offset) {
+uint8_t* Scratch::reserve(size_t n) {
+  big_.reset();
+  if (n > kKeep) {
+    try {
+      big_.reset(new uint8_t[n]);
+    } catch (const std::bad_alloc&) {
+      throw Error(Code::TooLarge, "cannot allocate " + std::to_string(n) + " bytes");
+    }
+    return big_.get();
+  }
+  if (n > cap_ || !buf_) {
+    size_t want = std::max(n, std::min(kKeep, std::max<size_t>(cap_ * 2, 64 * 1024)));
+    buf_.reset(new uint8_t[want]);
+    cap_ = want;
+  }
+  return buf_.get();
+}
+
+ObjectView Odb::read_view(const uint8_t* oid) {
+  held_ = Object{};
+  Location loc;
+  if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
+  if (loc.pack < 0) {
+    std::string path;
+    if (!find_loose(oid, &path)) throw Error(Code::MissingObject, to_hex(oid, 20));
+    held_ = read_loose(path, oid);
+    return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
+  }
+  uint32_t p = static_cast<uint32_t>(loc.pack);
+  if (cache_.get(p, loc.offset, &held_))
+    return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
+  Pack& pack = *packs_[p];
+  PackEntry e = pack.entry_at(loc.offset);
+  size_t avail = 0;
+  const uint8_t* src = pack.data_at(e.data_off, &avail);
+  auto where = [&]() {
+    return pack.pack_path() + ": object at offset " + std::to_string(loc.offset);
+  };
+  if (!plausible_size(e.size, avail) || e.size > SIZE_MAX)
+    throw Error(Code::CorruptPack, where() + ": implausible size");
+  size_t size = static_cast<size_t>(e.size);
+  if (e.type != kOfsDelta && e.type != kRefDelta) {
+    uint8_t* out = out_.reserve(size);
+    if (!inflater_.inflate_exact(src, avail, out, size))
+      throw Error(Code::CorruptPack, where() + ": corrupt zlib data");
+    return ObjectView{e.type, out, size};
+  }
+  // A delta: its base comes through the cache (siblings share it), the result goes to out_.
+  Object base;
+  if (e.type == kOfsDelta) {
+    base = read_packed(p, e.base_off, true);
+  } else {
+    Location bl;
+    if (!locate(e.base_oid, &bl))
+      throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
+    if (bl.pack >= 0) {
+      base = read_packed(static_cast<uint32_t>(bl.pack), bl.offset, true);
+    } else {
+      std::string path;
+      if (!find_loose(e.base_oid, &path))
+        throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
+      base = read_loose(path, e.base_oid);
+    }
+  }
+  uint8_t* delta = delta_.reserve(size);
+  if (!inflater_.inflate_exact(src, avail, delta, size))
+    throw Error(Code::CorruptPack, where() + ": corrupt zlib data");
+  uint64_t target = 0;
+  if (!delta_target_size(delta, size, &target) || target > SIZE_MAX)
+    throw Error(Code::CorruptPack, where() + ": bad delta header");
+  uint8_t* out = out_.reserve(static_cast<size_t>(target));
+  try {
+    apply_delta_into(base.bytes->data.get(), base.bytes->size, delta, size, out,
+                     static_cast<size_t>(target));
+  } catch (const Error& err) {
+    throw Error(Code::CorruptPack, where() + ": " + err.what());
+  }
+  return ObjectView{base.type, out, static_cast<size_t>(target)};
+}
+
+Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
   struct Link {
     uint32_t pack;
     uint64_t offset;
@@ -210,7 +292,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset) {
     PackEntry e = packs_[p]->entry_at(off);
     if (e.type != kOfsDelta && e.type != kRefDelta) {
       base = Object{e.type, inflate_entry(*packs_[p], e, off)};
-      if (!chain.empty()) cache_.put(p, off, base);
+      if (!chain.empty() || cache_result) cache_.put(p, off, base);
       break;
     }
     chain.push_back(Link{p, off, e});
@@ -246,7 +328,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset) {
                                          std::to_string(l.offset) + ": " + err.what());
     }
     base = Object{base.type, result};
-    if (i > 0) cache_.put(l.pack, l.offset, base);
+    if (i > 0 || cache_result) cache_.put(l.pack, l.offset, base);
   }
   return base;
 }

@@ -32,11 +32,33 @@ class ObjectStream {
   virtual size_t read(uint8_t* out, size_t cap) = 0;
 };
 
+// A reusable output buffer. Reusing it spares a fresh allocation (and its page faults) per
+// file; buffers above kKeep are not kept, so one huge file does not pin its size in memory.
+class Scratch {
+ public:
+  uint8_t* reserve(size_t n);
+
+ private:
+  static constexpr size_t kKeep = 16u << 20;
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t cap_ = 0;
+  std::unique_ptr<uint8_t[]> big_;
+};
+
+// Object bytes borrowed from the reader: valid until its next read_view() call.
+struct ObjectView {
+  int type = kNone;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class Odb {
  public:
   Odb(std::vector<std::string> object_dirs, size_t cache_budget);
 
   Object read(const uint8_t* oid);
+  // Like read(), but into reused buffers: for the writer, which needs the bytes only briefly.
+  ObjectView read_view(const uint8_t* oid);
   bool locate(const uint8_t* oid, Location* loc);
   // Type and inflated size without inflating the object (for deltas, the size read from the
   // delta header). Returns false if the object does not exist.
@@ -52,7 +74,8 @@ class Odb {
   bool find_in_packs(const uint8_t* oid, Location* loc);
   std::string loose_path(const std::string& dir, const uint8_t* oid) const;
   bool find_loose(const uint8_t* oid, std::string* path);
-  Object read_packed(uint32_t pack, uint64_t offset);
+  // cache_result: also keep the object itself in the base cache (it is about to serve as one).
+  Object read_packed(uint32_t pack, uint64_t offset, bool cache_result = false);
   Object read_loose(const std::string& path, const uint8_t* oid);
   BytesPtr inflate_entry(Pack& pack, const PackEntry& e, uint64_t offset);
 
@@ -62,6 +85,9 @@ class Odb {
   uint32_t last_pack_ = 0;
   BaseCache cache_;
   Inflater inflater_;
+  Scratch out_;      // read_view results
+  Scratch delta_;    // delta data being applied
+  Object held_;      // keeps a read_view result alive when it is not in out_
 };
 
 }  // namespace pc

@@ -90,9 +90,9 @@ class FileWriter {
         expect_blob(stream->type, oid);
         write_stream(i, rel, perm, *stream);
       } else {
-        Object obj = odb_.read(oid);
+        ObjectView obj = odb_.read_view(oid);
         expect_blob(obj.type, oid);
-        write_bytes(i, rel, perm, obj.bytes->data.get(), obj.bytes->size);
+        write_bytes(i, rel, perm, obj.data, obj.size);
       }
     } catch (const Error& e) {
       fail(i, code_name(e.code()), e.what());

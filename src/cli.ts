@@ -61,7 +61,7 @@ function describe(s: CheckoutSummary): string {
   const head = s.detached
     ? `HEAD is now at ${s.commit?.slice(0, 12) ?? s.tree.slice(0, 12)}`
     : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
-  const how = s.pool.used ? `${s.pool.workers} workers` : 'sequentially';
+  const how = s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially';
   const mb = (s.bytes / 1048576).toFixed(1);
   const lines = [
     `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s`,

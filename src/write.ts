@@ -6,7 +6,7 @@ import {
   type NativeWriteRequest,
   type NativeWriteResult,
 } from './addon.js';
-import { PcheckoutError, fromNative } from './errors.js';
+import { PcheckoutError, fromNative, isErrorCode } from './errors.js';
 import { STAT_WORDS } from './index-file.js';
 import type { FileTask, Plan, TreeEntries } from './plan.js';
 import type { WorkerTask } from './worker.js';
@@ -180,14 +180,9 @@ export async function writeFiles(
     await pool.destroy();
   }
   if (firstError !== undefined) {
-    const e = firstError as { code?: unknown };
-    if (
-      typeof e.code === 'string' &&
-      e.code.startsWith('ERR_') &&
-      e.code !== 'ERR_WORKER_INIT_FAILED'
-    ) {
+    // Coded errors come from the addon (the root vanished, …); anything else is the pool's.
+    if (isErrorCode((firstError as { code?: unknown }).code))
       throw fromNative(firstError, 'a worker failed');
-    }
     throw new PcheckoutError(
       'ERR_WORKER',
       `a checkout worker failed: ${(firstError as Error)?.message ?? firstError}`,
