@@ -9,6 +9,7 @@ import {
   type BigIntStats,
 } from 'node:fs';
 import { join } from 'node:path';
+import { assertNoConversions } from './attributes.js';
 import { FILE_COLLIDED, FILE_FAILED, loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
 import { STAT_WORDS, buildIndex } from './index-file.js';
@@ -307,6 +308,7 @@ export async function checkout(
       );
     }
     const entries = walkTree(odb, target.tree);
+    assertNoConversions(repo, odb, entries);
     const plan = makePlan(odb, entries);
     const workers = configuredWorkers(repo, settings.workers);
     const threshold =

@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { NativeOdb } from './addon.js';
+import { PcheckoutError } from './errors.js';
+import { readObject } from './objects.js';
+import type { TreeEntries } from './plan.js';
+import type { Repo } from './repo.js';
+
+/**
+ * Content conversions on checkout (eol, ident, working-tree-encoding, smudge filters) are not
+ * implemented yet. Rather than write bytes that differ from git's, refuse a checkout that could
+ * need one: config that turns conversion on, or any attribute file that asks for one.
+ * Conservative on purpose — an attribute on a pattern that matches nothing still refuses.
+ */
+export function assertNoConversions(repo: Repo, odb: NativeOdb, entries: TreeEntries): void {
+  const { config } = repo;
+  const autocrlf = config.get('core.autocrlf');
+  if (
+    autocrlf !== undefined &&
+    autocrlf.toLowerCase() !== 'input' &&
+    config.getBool('core.autocrlf') === true
+  ) {
+    throw unsupported('core.autocrlf=true converts line endings on checkout');
+  }
+  const eolCrlf = (config.get('core.eol') ?? '').toLowerCase() === 'crlf';
+  const sources: { where: string; text: string }[] = [];
+  for (let i = 0; i < entries.count; i++) {
+    const name = entries.name(i);
+    if (name === '.gitattributes' || name.endsWith('/.gitattributes')) {
+      const blob = readObject(odb, entries.oidHex(i));
+      sources.push({ where: entries.display(i), text: blob.data.toString('utf8') });
+    }
+  }
+  const home = process.env['HOME'] ?? homedir();
+  const xdg = process.env['XDG_CONFIG_HOME'] || join(home, '.config');
+  const files = [
+    join(repo.commonDir, 'info', 'attributes'),
+    config.get('core.attributesfile') ?? join(xdg, 'git', 'attributes'),
+  ];
+  for (const file of files) {
+    try {
+      sources.push({
+        where: file,
+        text: readFileSync(file.startsWith('~/') ? join(home, file.slice(2)) : file, 'utf8'),
+      });
+    } catch {
+      /* absent */
+    }
+  }
+  for (const { where, text } of sources) {
+    text.split('\n').forEach((raw, n) => {
+      const line = raw.trim();
+      if (line === '' || line.startsWith('#')) return;
+      for (const token of line.split(/\s+/).slice(1)) {
+        const why = conversion(token, eolCrlf, (driver) => {
+          return (
+            config.get(`filter.${driver}.smudge`) !== undefined ||
+            config.get(`filter.${driver}.process`) !== undefined
+          );
+        });
+        if (why) throw unsupported(`${where}:${n + 1} sets '${token}' (${why})`);
+      }
+    });
+  }
+}
+
+function conversion(
+  token: string,
+  eolCrlf: boolean,
+  filterConfigured: (d: string) => boolean,
+): string | undefined {
+  const [name, value] = token.includes('=')
+    ? [token.slice(0, token.indexOf('=')), token.slice(token.indexOf('=') + 1)]
+    : [token, undefined];
+  if (name === 'eol' && value === 'crlf') return 'CRLF line endings';
+  if (name === 'ident' && value === undefined) return '$Id$ expansion';
+  if (name === 'working-tree-encoding' && value !== undefined) return 're-encoding';
+  if (name === 'filter' && value !== undefined && filterConfigured(value)) return 'a smudge filter';
+  if (
+    eolCrlf &&
+    (name === 'text' || name === 'crlf') &&
+    (value === undefined || value === 'auto')
+  ) {
+    return 'text with core.eol=crlf';
+  }
+  return undefined;
+}
+
+function unsupported(why: string): PcheckoutError {
+  return new PcheckoutError(
+    'ERR_UNSUPPORTED',
+    `this checkout needs content conversion, which pcheckout does not do yet: ${why}. Use git checkout for this repository.`,
+  );
+}
