@@ -141,6 +141,7 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
                            InstanceMethod<&OdbWrap::ResolvePrefix>("resolvePrefix"),
                            InstanceMethod<&OdbWrap::WriteFiles>("writeFiles"),
                            InstanceMethod<&OdbWrap::WriteFilesAsync>("writeFilesAsync"),
+                           InstanceMethod<&OdbWrap::ReleaseCache>("releaseCache"),
                            InstanceMethod<&OdbWrap::Close>("close"),
                        });
   }
@@ -285,6 +286,11 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     busy_ = true;
     worker->Queue();
     return promise;
+  }
+
+  Napi::Value ReleaseCache(const Napi::CallbackInfo& info) {
+    odb(info.Env()).release_cache();
+    return info.Env().Undefined();
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {

@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "common.h"
 
@@ -38,6 +40,35 @@ void MappedFile::open(const std::string& path) {
     data_ = static_cast<const uint8_t*>(p);
   }
   close(fd);
+}
+
+std::shared_ptr<const MappedFile> MappedFile::shared(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    throw Error(Code::Io, "stat " + path + ": " + std::strerror(errno));
+  std::string key = path + '\0' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) +
+                    ':' + std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) +
+                    '.' + std::to_string(st.st_mtim.tv_nsec);
+  // Leaked on purpose: worker threads may drop their last reference during process exit,
+  // after static destructors would have run.
+  static std::mutex* lock = new std::mutex;
+  static auto* registry = new std::map<std::string, std::weak_ptr<const MappedFile>>;
+  std::lock_guard<std::mutex> guard(*lock);
+  auto it = registry->find(key);
+  if (it != registry->end()) {
+    if (auto live = it->second.lock()) return live;
+  }
+  auto fresh = std::make_shared<MappedFile>();
+  fresh->open(path);
+  (*registry)[key] = fresh;
+  // Drop entries whose mappings are gone, so the registry does not grow without bound.
+  for (auto e = registry->begin(); e != registry->end();) {
+    if (e->second.expired())
+      e = registry->erase(e);
+    else
+      ++e;
+  }
+  return fresh;
 }
 
 }  // namespace pc

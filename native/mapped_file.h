@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace pc {
@@ -16,6 +17,12 @@ class MappedFile {
 
   // Throws Error(Io) when the file cannot be opened or mapped.
   void open(const std::string& path);
+
+  // One mapping per file per process, shared by every thread's reader: the pages are shared
+  // by the kernel anyway, and one mapping keeps them from being counted once per thread.
+  // Keyed by path, device, inode, size and mtime, so a rewritten file gets a new mapping.
+  // The registry lock is taken only here, never on the read path.
+  static std::shared_ptr<const MappedFile> shared(const std::string& path);
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }

@@ -18,9 +18,9 @@ void Pack::corrupt(uint64_t offset, const char* why) const {
 
 void Pack::ensure_open() {
   if (opened_) return;
-  map_.open(pack_path_);
-  const uint8_t* d = map_.data();
-  size_t size = map_.size();
+  map_ = MappedFile::shared(pack_path_);
+  const uint8_t* d = map_->data();
+  size_t size = map_->size();
   if (size < 12 + 20 || std::memcmp(d, "PACK", 4) != 0)
     throw Error(Code::CorruptPack, pack_path_ + ": not a packfile");
   uint32_t version = be32(d + 4);
@@ -36,7 +36,7 @@ void Pack::ensure_open() {
 
 PackEntry Pack::entry_at(uint64_t offset) {
   ensure_open();
-  const uint8_t* d = map_.data();
+  const uint8_t* d = map_->data();
   if (offset < 12 || offset >= end_) corrupt(offset, "offset outside the pack");
   uint64_t pos = offset;
   uint8_t c = d[pos++];
@@ -86,7 +86,7 @@ const uint8_t* Pack::data_at(uint64_t data_off, size_t* avail) {
   ensure_open();
   if (data_off >= end_) corrupt(data_off, "offset outside the pack");
   *avail = static_cast<size_t>(end_ - data_off);
-  return map_.data() + data_off;
+  return map_->data() + data_off;
 }
 
 }  // namespace pc

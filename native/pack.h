@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "mapped_file.h"
@@ -31,7 +32,7 @@ class Pack {
   void ensure_open();
   [[noreturn]] void corrupt(uint64_t offset, const char* why) const;
   PackIndex idx_;
-  MappedFile map_;
+  std::shared_ptr<const MappedFile> map_;
   std::string pack_path_;
   bool opened_ = false;
   uint64_t end_ = 0;  // end of object data: file size minus the 20-byte trailer

@@ -22,12 +22,12 @@ int compare_prefix(const uint8_t* oid, const OidPrefix& prefix) {
   return 0;
 }
 
-uint32_t PackIndex::fanout(int i) const { return be32(map_.data() + kHeader + 4 * i); }
+uint32_t PackIndex::fanout(int i) const { return be32(map_->data() + kHeader + 4 * i); }
 
 void PackIndex::open(const std::string& path) {
-  map_.open(path);
-  const uint8_t* d = map_.data();
-  size_t size = map_.size();
+  map_ = MappedFile::shared(path);
+  const uint8_t* d = map_->data();
+  size_t size = map_->size();
   auto bad = [&](const char* why) { return Error(Code::CorruptPack, path + ": " + why); };
   if (size < kHeader + kFanout + 40) throw bad("index file too small");
   if (std::memcmp(d, "\377tOc", 4) != 0) throw bad("not a version 2 pack index");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "mapped_file.h"
@@ -27,12 +28,12 @@ class PackIndex {
   bool find(const uint8_t* oid, uint64_t* offset) const;
   // Counts matches (stopping at 2) and copies the first one into out.
   int find_prefix(const OidPrefix& prefix, uint8_t* out) const;
-  const uint8_t* pack_checksum() const { return map_.data() + map_.size() - 40; }
-  const std::string& path() const { return map_.path(); }
+  const uint8_t* pack_checksum() const { return map_->data() + map_->size() - 40; }
+  const std::string& path() const { return map_->path(); }
 
  private:
   uint32_t fanout(int i) const;
-  MappedFile map_;
+  std::shared_ptr<const MappedFile> map_;
   uint32_t count_ = 0;
   const uint8_t* oids_ = nullptr;
   const uint8_t* off32_ = nullptr;

@@ -41,6 +41,8 @@ export interface NativeOdb {
   resolvePrefix(hex: string): { count: number; oid?: Buffer };
   writeFiles(req: NativeWriteRequest): NativeWriteResult;
   writeFilesAsync(req: NativeWriteRequest): Promise<NativeWriteResult>;
+  /** Frees the delta-base cache; the reader stays usable. */
+  releaseCache(): void;
   close(): void;
 }
 

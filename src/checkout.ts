@@ -76,7 +76,7 @@ export interface CheckoutSummary {
 }
 
 const DEFAULT_THRESHOLD = 100;
-const CACHE_BYTES = 48 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
+const CACHE_BYTES = 32 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
 
 interface Settings {
@@ -316,6 +316,8 @@ export async function checkout(
       repo.config.getInt('checkout.thresholdforparallelism') ??
       DEFAULT_THRESHOLD;
     const usePool = workers > 1 && plan.files.length > threshold;
+    // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
+    if (usePool) odb.releaseCache();
     const planned = performance.now();
     if (settings.signal?.aborted) throw aborted();
 
