@@ -166,7 +166,7 @@ bool Odb::find_loose(const uint8_t* oid, std::string* path) {
 
 bool Odb::locate(const uint8_t* oid, Location* loc) {
   if (find_in_packs(oid, loc)) return true;
-  if (find_loose(oid, nullptr)) {
+  if (find_loose(oid, &loc->loose)) {
     loc->pack = -1;
     loc->offset = 0;
     return true;
@@ -179,22 +179,40 @@ Object Odb::read(const uint8_t* oid) {
   Location loc;
   if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
   if (loc.pack >= 0) return read_packed(static_cast<uint32_t>(loc.pack), loc.offset);
-  std::string path;
-  if (!find_loose(oid, &path)) throw Error(Code::MissingObject, to_hex(oid, 20));
-  return read_loose(path, oid);
+  return read_loose(loc.loose, oid);
+}
+
+namespace {
+std::string at(const Pack& pack, uint64_t offset) {
+  return pack.pack_path() + ": object at offset " + std::to_string(offset);
+}
+}  // namespace
+
+size_t Odb::entry_size(Pack& pack, const PackEntry& e, uint64_t offset) {
+  size_t avail = 0;
+  pack.data_at(e.data_off, &avail);
+  if (!plausible_size(e.size, avail) || e.size > SIZE_MAX)
+    throw Error(Code::CorruptPack, at(pack, offset) + ": implausible size");
+  return static_cast<size_t>(e.size);
+}
+
+void Odb::inflate_to(Pack& pack, const PackEntry& e, uint64_t offset, uint8_t* out,
+                     size_t size) {
+  size_t avail = 0;
+  const uint8_t* src = pack.data_at(e.data_off, &avail);
+  if (!inflater_.inflate_exact(src, avail, out, size))
+    throw Error(Code::CorruptPack, at(pack, offset) + ": corrupt zlib data");
 }
 
 BytesPtr Odb::inflate_entry(Pack& pack, const PackEntry& e, uint64_t offset) {
-  size_t avail = 0;
-  const uint8_t* src = pack.data_at(e.data_off, &avail);
-  if (!plausible_size(e.size, avail) || e.size > SIZE_MAX)
-    throw Error(Code::CorruptPack, pack.pack_path() + ": object at offset " +
-                                       std::to_string(offset) + ": implausible size");
-  BytesPtr out = alloc_bytes(static_cast<size_t>(e.size));
-  if (!inflater_.inflate_exact(src, avail, out->data.get(), out->size))
-    throw Error(Code::CorruptPack, pack.pack_path() + ": object at offset " +
-                                       std::to_string(offset) + ": corrupt zlib data");
+  BytesPtr out = alloc_bytes(entry_size(pack, e, offset));
+  inflate_to(pack, e, offset, out->data.get(), out->size);
   return out;
+}
+
+Object Odb::read_base(const Location& l, const uint8_t* oid) {
+  if (l.pack < 0) return read_loose(l.loose, oid);
+  return read_packed(static_cast<uint32_t>(l.pack), l.offset, true);
 }
 
 uint8_t* Scratch::reserve(size_t n) {
@@ -220,9 +238,7 @@ ObjectView Odb::read_view(const uint8_t* oid) {
   Location loc;
   if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
   if (loc.pack < 0) {
-    std::string path;
-    if (!find_loose(oid, &path)) throw Error(Code::MissingObject, to_hex(oid, 20));
-    held_ = read_loose(path, oid);
+    held_ = read_loose(loc.loose, oid);
     return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
   }
   uint32_t p = static_cast<uint32_t>(loc.pack);
@@ -230,49 +246,28 @@ ObjectView Odb::read_view(const uint8_t* oid) {
     return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
   Pack& pack = *packs_[p];
   PackEntry e = pack.entry_at(loc.offset);
-  size_t avail = 0;
-  const uint8_t* src = pack.data_at(e.data_off, &avail);
-  auto where = [&]() {
-    return pack.pack_path() + ": object at offset " + std::to_string(loc.offset);
-  };
-  if (!plausible_size(e.size, avail) || e.size > SIZE_MAX)
-    throw Error(Code::CorruptPack, where() + ": implausible size");
-  size_t size = static_cast<size_t>(e.size);
+  size_t size = entry_size(pack, e, loc.offset);
   if (e.type != kOfsDelta && e.type != kRefDelta) {
     uint8_t* out = out_.reserve(size);
-    if (!inflater_.inflate_exact(src, avail, out, size))
-      throw Error(Code::CorruptPack, where() + ": corrupt zlib data");
+    inflate_to(pack, e, loc.offset, out, size);
     return ObjectView{e.type, out, size};
   }
   // A delta: its base comes through the cache (siblings share it), the result goes to out_.
-  Object base;
-  if (e.type == kOfsDelta) {
-    base = read_packed(p, e.base_off, true);
-  } else {
-    Location bl;
-    if (!locate(e.base_oid, &bl))
-      throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
-    if (bl.pack >= 0) {
-      base = read_packed(static_cast<uint32_t>(bl.pack), bl.offset, true);
-    } else {
-      std::string path;
-      if (!find_loose(e.base_oid, &path))
-        throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
-      base = read_loose(path, e.base_oid);
-    }
-  }
+  Location bl{static_cast<int>(p), e.base_off, {}};
+  if (e.type == kRefDelta && !locate(e.base_oid, &bl))
+    throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
+  Object base = read_base(bl, e.base_oid);
   uint8_t* delta = delta_.reserve(size);
-  if (!inflater_.inflate_exact(src, avail, delta, size))
-    throw Error(Code::CorruptPack, where() + ": corrupt zlib data");
+  inflate_to(pack, e, loc.offset, delta, size);
   uint64_t target = 0;
   if (!delta_target_size(delta, size, &target) || target > SIZE_MAX)
-    throw Error(Code::CorruptPack, where() + ": bad delta header");
+    throw Error(Code::CorruptPack, at(pack, loc.offset) + ": bad delta header");
   uint8_t* out = out_.reserve(static_cast<size_t>(target));
   try {
     apply_delta_into(base.bytes->data.get(), base.bytes->size, delta, size, out,
                      static_cast<size_t>(target));
   } catch (const Error& err) {
-    throw Error(Code::CorruptPack, where() + ": " + err.what());
+    throw Error(Code::CorruptPack, at(pack, loc.offset) + ": " + err.what());
   }
   return ObjectView{base.type, out, static_cast<size_t>(target)};
 }
@@ -307,10 +302,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
     if (!locate(e.base_oid, &loc))
       throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
     if (loc.pack < 0) {
-      std::string path;
-      if (!find_loose(e.base_oid, &path))
-        throw Error(Code::MissingObject, to_hex(e.base_oid, 20) + " (delta base)");
-      base = read_loose(path, e.base_oid);
+      base = read_loose(loc.loose, e.base_oid);
       break;
     }
     p = static_cast<uint32_t>(loc.pack);
@@ -324,8 +316,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
       result = apply_delta(base.bytes->data.get(), base.bytes->size, delta->data.get(),
                            delta->size);
     } catch (const Error& err) {
-      throw Error(Code::CorruptPack, packs_[l.pack]->pack_path() + ": object at offset " +
-                                         std::to_string(l.offset) + ": " + err.what());
+      throw Error(Code::CorruptPack, at(*packs_[l.pack], l.offset) + ": " + err.what());
     }
     base = Object{base.type, result};
     if (i > 0 || cache_result) cache_.put(l.pack, l.offset, base);
@@ -352,9 +343,7 @@ Object Odb::read_loose(const std::string& path, const uint8_t* oid) {
 bool Odb::info(const uint8_t* oid, Location* loc, int* type, uint64_t* size) {
   if (!locate(oid, loc)) return false;
   if (loc->pack < 0) {
-    std::string path;
-    if (!find_loose(oid, &path)) return false;
-    LooseStream s(path, oid);
+    LooseStream s(loc->loose, oid);
     *type = s.type;
     *size = s.size;
     return true;
@@ -370,8 +359,7 @@ bool Odb::info(const uint8_t* oid, Location* loc, int* type, uint64_t* size) {
     long got = inflater_.inflate_prefix(src, avail, hdr, sizeof hdr);
     uint64_t target = 0;
     if (got <= 0 || !delta_target_size(hdr, static_cast<size_t>(got), &target))
-      throw Error(Code::CorruptPack, pack.pack_path() + ": bad delta header at offset " +
-                                         std::to_string(loc->offset));
+      throw Error(Code::CorruptPack, at(pack, loc->offset) + ": bad delta header");
     *size = target;
   }
   return true;
@@ -421,19 +409,13 @@ int Odb::resolve_prefix(const OidPrefix& prefix, uint8_t* out) {
 std::unique_ptr<ObjectStream> Odb::stream(const uint8_t* oid) {
   Location loc;
   if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
-  if (loc.pack < 0) {
-    std::string path;
-    if (!find_loose(oid, &path)) throw Error(Code::MissingObject, to_hex(oid, 20));
-    return std::make_unique<LooseStream>(path, oid);
-  }
+  if (loc.pack < 0) return std::make_unique<LooseStream>(loc.loose, oid);
   Pack& pack = *packs_[loc.pack];
   PackEntry e = pack.entry_at(loc.offset);
   if (e.type == kOfsDelta || e.type == kRefDelta) return nullptr;
   size_t avail = 0;
   const uint8_t* src = pack.data_at(e.data_off, &avail);
-  return std::make_unique<PackedStream>(
-      src, avail, e.type, e.size,
-      pack.pack_path() + ": object at offset " + std::to_string(loc.offset));
+  return std::make_unique<PackedStream>(src, avail, e.type, e.size, at(pack, loc.offset));
 }
 
 }  // namespace pc

@@ -20,6 +20,7 @@ namespace pc {
 struct Location {
   int pack = -1;  // index into the pack list; -1 = loose
   uint64_t offset = 0;
+  std::string loose;  // the loose object's file, when pack is -1
 };
 
 // A whole (non-delta) object read incrementally, for files too large to hold in memory.
@@ -79,7 +80,13 @@ class Odb {
   // cache_result: also keep the object itself in the base cache (it is about to serve as one).
   Object read_packed(uint32_t pack, uint64_t offset, bool cache_result = false);
   Object read_loose(const std::string& path, const uint8_t* oid);
+  // The entry's inflated size, checked to be plausible for its compressed data.
+  size_t entry_size(Pack& pack, const PackEntry& e, uint64_t offset);
+  // Inflates the entry into out, which holds entry_size() bytes.
+  void inflate_to(Pack& pack, const PackEntry& e, uint64_t offset, uint8_t* out, size_t size);
   BytesPtr inflate_entry(Pack& pack, const PackEntry& e, uint64_t offset);
+  // The delta base at l, with id oid: packed (then kept in the base cache) or loose.
+  Object read_base(const Location& l, const uint8_t* oid);
 
   std::vector<std::string> dirs_;
   std::vector<std::unique_ptr<Pack>> packs_;
