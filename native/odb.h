@@ -68,7 +68,6 @@ class Odb {
   int resolve_prefix(const OidPrefix& prefix, uint8_t* out);
   // A stream for a whole object, or nullptr if it is stored as a delta (then use read()).
   std::unique_ptr<ObjectStream> stream(const uint8_t* oid);
-  size_t pack_count() const { return packs_.size(); }
   // Drops the delta-base cache (e.g. after planning, when this reader goes idle).
   void release_cache() { cache_.clear(); }
 

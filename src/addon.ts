@@ -52,7 +52,6 @@ export interface Addon {
   statWords: number;
 }
 
-export const FILE_WRITTEN = 0;
 export const FILE_COLLIDED = 1;
 export const FILE_FAILED = 2;
 

@@ -37,12 +37,6 @@ export class GitConfig {
     return config;
   }
 
-  static parse(text: string, file = '<string>'): GitConfig {
-    const config = new GitConfig();
-    config.parseInto(text, file, 0);
-    return config;
-  }
-
   keys(): IterableIterator<string> {
     return this.values.keys();
   }
@@ -50,10 +44,6 @@ export class GitConfig {
   get(key: string): string | undefined {
     const all = this.values.get(normalizeKey(key));
     return all?.[all.length - 1];
-  }
-
-  getAll(key: string): string[] {
-    return this.values.get(normalizeKey(key)) ?? [];
   }
 
   getBool(key: string): boolean | undefined {

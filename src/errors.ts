@@ -8,7 +8,6 @@ export const ErrorCodes = {
   ERR_MISSING_OBJECT: 'an object the checkout needs is not in the repository',
   ERR_CORRUPT_OBJECT: 'an object is malformed',
   ERR_CORRUPT_PACK: 'a packfile or pack index is corrupt',
-  ERR_CORRUPT_INDEX: 'the index file is corrupt',
   ERR_UNSAFE_PATH: 'a path in the tree may not be written to a worktree',
   ERR_WORKTREE_NOT_EMPTY: 'the worktree is not empty',
   ERR_INDEX_LOCKED: 'another process holds the index lock',
