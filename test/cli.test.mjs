@@ -33,6 +33,10 @@ describe('cli', () => {
     assert.match(fs.readFileSync(CLI, 'utf8').split('\n')[0], /^#!.*node/);
   });
 
+  test('dist/cli.js is executable, so the npm bin (npx pcheckout) can run it', () => {
+    assert.notEqual(fs.statSync(CLI).mode & 0o111, 0, `${CLI} has no execute bit`);
+  });
+
   test('--help: usage on stdout, exit 0', () => {
     const r = runCli(['--help']);
     assert.equal(r.status, 0, r.stderr);
