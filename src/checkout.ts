@@ -9,12 +9,12 @@ import {
   type BigIntStats,
 } from 'node:fs';
 import { join } from 'node:path';
-import { assertNoConversions } from './attributes.js';
+import { assertNoConversions } from './plan/attributes.js';
 import { FILE_COLLIDED, FILE_FAILED, loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
-import { STAT_WORDS, buildIndex } from './index-file.js';
+import { STAT_WORDS, buildIndex } from './index/write.js';
 import { LockFile } from './lock.js';
-import { ZERO_OID, readObject } from './objects.js';
+import { ZERO_OID, readObject } from './repo/objects.js';
 import {
   optionalBoolean,
   optionalFunction,
@@ -22,12 +22,13 @@ import {
   optionalSignal,
   optionalString,
 } from './options.js';
-import { makePlan, walkTree, type Plan, type TreeEntries } from './plan.js';
-import { Refs, resolveRevision } from './refs.js';
-import { openRepo, type Repo } from './repo.js';
-import { writeFiles, type Progress, type WriteOutcome } from './write.js';
+import { makePlan, walkTree, type Plan } from './plan/plan.js';
+import type { EntryList } from './plan/entries.js';
+import { Refs, resolveRevision } from './repo/refs.js';
+import { openRepo, type Repo } from './repo/repo.js';
+import { writeFiles, type Progress, type WriteOutcome } from './write/write.js';
 
-export type { Progress } from './write.js';
+export type { Progress } from './write/write.js';
 
 export interface CheckoutOptions {
   /** A branch, tag, object id (full or abbreviated), or `rev~n` / `rev^{tree}`; default: HEAD. */
@@ -143,7 +144,7 @@ function ensureFresh(repo: Repo): void {
   );
 }
 
-function fullPath(worktree: string, entries: TreeEntries, i: number): Buffer {
+function fullPath(worktree: string, entries: EntryList, i: number): Buffer {
   return Buffer.concat([Buffer.from(`${worktree}/`), entries.pathBytes(i)]);
 }
 

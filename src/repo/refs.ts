@@ -1,9 +1,9 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { NativeOdb } from './addon.js';
-import { PcheckoutError, fromNative, fromSystem } from './errors.js';
-import { LockFile } from './lock.js';
+import type { NativeOdb } from '../addon.js';
+import { PcheckoutError, fromNative, fromSystem } from '../errors.js';
+import { LockFile } from '../lock.js';
 import { commitParents, commitTree, isFullHex, readObject, tagTarget } from './objects.js';
 import type { Repo } from './repo.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { GitConfig } from './config.js';
-import { PcheckoutError } from './errors.js';
+import { PcheckoutError } from '../errors.js';
 
 export interface Repo {
   /** The per-worktree git directory (HEAD, index). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { PcheckoutError } from './errors.js';
+import { PcheckoutError } from '../errors.js';
 
 /**
  * git's config files, read in git's order (system, global, local, worktree, environment) so the

@@ -5,10 +5,11 @@ import {
   type NativeOdb,
   type NativeWriteRequest,
   type NativeWriteResult,
-} from './addon.js';
-import { PcheckoutError, fromNative, isErrorCode } from './errors.js';
-import { STAT_WORDS } from './index-file.js';
-import type { FileTask, Plan, TreeEntries } from './plan.js';
+} from '../addon.js';
+import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
+import { STAT_WORDS } from '../index/write.js';
+import type { EntryList } from '../plan/entries.js';
+import type { FileTask, Plan } from '../plan/plan.js';
 import type { WorkerTask } from './worker.js';
 
 export interface Progress {
@@ -66,7 +67,7 @@ export function makeChunks(files: FileTask[], parts: number): FileTask[][] {
 }
 
 function requestFor(
-  entries: TreeEntries,
+  entries: EntryList,
   chunk: FileTask[],
   settings: WriteSettings,
 ): NativeWriteRequest {

@@ -1,61 +1,12 @@
-import type { NativeOdb } from './addon.js';
-import { PcheckoutError, fromNative } from './errors.js';
-import { oidBuffer } from './objects.js';
+import type { NativeOdb } from '../addon.js';
+import { PcheckoutError, fromNative } from '../errors.js';
+import { oidBuffer } from '../repo/objects.js';
+import { EntryList } from './entries.js';
 
 export const MODE_FILE = 0o100644;
 export const MODE_EXEC = 0o100755;
 export const MODE_SYMLINK = 0o120000;
 export const MODE_GITLINK = 0o160000;
-
-/**
- * The target tree as a flat list in index order. Paths are kept as bytes (git paths need not
- * be UTF-8); `name(i)` gives a byte-preserving latin1 string for keys and fs calls.
- */
-export class TreeEntries {
-  readonly count: number;
-  readonly paths: Buffer;
-  readonly oids: Buffer;
-  readonly modes: Uint32Array;
-  /** Start of each path in `paths`; starts[count] is one past the last NUL. */
-  readonly starts: Uint32Array;
-
-  constructor(tree: { count: number; paths: Buffer; oids: Buffer; modes: Uint32Array }) {
-    this.count = tree.count;
-    this.paths = tree.paths;
-    this.oids = tree.oids;
-    this.modes = tree.modes;
-    this.starts = new Uint32Array(tree.count + 1);
-    let pos = 0;
-    for (let i = 0; i < tree.count; i++) {
-      this.starts[i] = pos;
-      pos = tree.paths.indexOf(0, pos) + 1;
-    }
-    this.starts[tree.count] = pos;
-  }
-
-  /** The path's bytes without its NUL. */
-  pathBytes(i: number): Buffer {
-    return this.paths.subarray(this.starts[i]!, this.starts[i + 1]! - 1);
-  }
-
-  /** The path as a latin1 string: one char per byte, so it round-trips exactly. */
-  name(i: number): string {
-    return this.paths.toString('latin1', this.starts[i]!, this.starts[i + 1]! - 1);
-  }
-
-  /** The path for people to read. */
-  display(i: number): string {
-    return this.pathBytes(i).toString('utf8');
-  }
-
-  oid(i: number): Buffer {
-    return this.oids.subarray(20 * i, 20 * i + 20);
-  }
-
-  oidHex(i: number): string {
-    return this.oids.toString('hex', 20 * i, 20 * i + 20);
-  }
-}
 
 /** A regular file to write, located in the object store. */
 export interface FileTask {
@@ -66,8 +17,8 @@ export interface FileTask {
 }
 
 export interface Plan {
-  entries: TreeEntries;
-  /** Directories to create, parents first (latin1 names, see TreeEntries.name). */
+  entries: EntryList;
+  /** Directories to create, parents first (latin1 names, see EntryList.name). */
   dirs: string[];
   /** Regular files in pack order (pack, then offset), loose objects last. */
   files: FileTask[];
@@ -79,14 +30,14 @@ export interface Plan {
 
 const TYPE_BLOB = 3;
 
-export function walkTree(odb: NativeOdb, tree: string): TreeEntries {
+export function walkTree(odb: NativeOdb, tree: string): EntryList {
   let raw;
   try {
     raw = odb.walkTree(oidBuffer(tree));
   } catch (err) {
     throw fromNative(err, `cannot read tree ${tree}`);
   }
-  const entries = new TreeEntries(raw);
+  const entries = new EntryList(raw);
   for (let i = 1; i < entries.count; i++) {
     // Trees are sorted, so their walk is already in index order; a tree that breaks the rule
     // would break the index too, so refuse it rather than guess.
@@ -101,7 +52,7 @@ export function walkTree(odb: NativeOdb, tree: string): TreeEntries {
   return entries;
 }
 
-export function makePlan(odb: NativeOdb, entries: TreeEntries): Plan {
+export function makePlan(odb: NativeOdb, entries: EntryList): Plan {
   const dirs: string[] = [];
   const seen = new Set<string>();
   const fileIdx: number[] = [];
@@ -143,7 +94,7 @@ function addDirs(dir: string, seen: Set<string>, out: string[]): void {
 }
 
 /** Looks every blob up once, so a missing object fails the checkout before any write. */
-function locateFiles(odb: NativeOdb, entries: TreeEntries, fileIdx: number[]): FileTask[] {
+function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[]): FileTask[] {
   const ids = Buffer.allocUnsafe(fileIdx.length * 20);
   fileIdx.forEach((idx, k) => entries.oids.copy(ids, k * 20, idx * 20, idx * 20 + 20));
   let info: Float64Array;

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { NativeOdb } from './addon.js';
-import { PcheckoutError } from './errors.js';
-import { readObject } from './objects.js';
-import type { TreeEntries } from './plan.js';
-import type { Repo } from './repo.js';
+import type { NativeOdb } from '../addon.js';
+import { PcheckoutError } from '../errors.js';
+import { readObject } from '../repo/objects.js';
+import type { EntryList } from './entries.js';
+import type { Repo } from '../repo/repo.js';
 
 /**
  * Content conversions on checkout (eol, ident, working-tree-encoding, smudge filters) are not
@@ -13,7 +13,7 @@ import type { Repo } from './repo.js';
  * need one: config that turns conversion on, or any attribute file that asks for one.
  * Conservative on purpose — an attribute on a pattern that matches nothing still refuses.
  */
-export function assertNoConversions(repo: Repo, odb: NativeOdb, entries: TreeEntries): void {
+export function assertNoConversions(repo: Repo, odb: NativeOdb, entries: EntryList): void {
   const { config } = repo;
   const autocrlf = config.get('core.autocrlf');
   if (

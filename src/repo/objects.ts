@@ -1,5 +1,5 @@
-import type { NativeOdb } from './addon.js';
-import { PcheckoutError, fromNative } from './errors.js';
+import type { NativeOdb } from '../addon.js';
+import { PcheckoutError, fromNative } from '../errors.js';
 
 export const ZERO_OID = '0'.repeat(40);
 

@@ -7,7 +7,7 @@ import {
   type NativeOdb,
   type NativeWriteRequest,
   type NativeWriteResult,
-} from './addon.js';
+} from '../addon.js';
 
 export interface WorkerTask {
   objectDirs: string[];

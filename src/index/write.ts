@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TreeEntries } from './plan.js';
+import type { EntryList } from '../plan/entries.js';
 
 /** Stat words per entry, in index-entry order (see native/writer.h). */
 export const STAT_WORDS = 10;
@@ -10,7 +10,7 @@ const ENTRY_FIXED = 62; // 10 stat words + 20-byte id + 16-bit flags
  * Serializes a version 2 index (git's gitformat-index): header, entries with their stat data,
  * no extensions, and the trailing SHA-1 of everything before it.
  */
-export function buildIndex(entries: TreeEntries, stats: Uint32Array): Buffer {
+export function buildIndex(entries: EntryList, stats: Uint32Array): Buffer {
   let size = 12 + 20;
   for (let i = 0; i < entries.count; i++)
     size += entrySize(entries.starts[i + 1]! - entries.starts[i]! - 1);
