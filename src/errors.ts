@@ -10,6 +10,9 @@ export const ErrorCodes = {
   ERR_CORRUPT_PACK: 'a packfile or pack index is corrupt',
   ERR_UNSAFE_PATH: 'a path in the tree may not be written to a worktree',
   ERR_WORKTREE_NOT_EMPTY: 'the worktree is not empty',
+  ERR_WOULD_OVERWRITE: 'local changes or untracked files would be overwritten or removed',
+  ERR_UNMERGED: 'the index has unmerged entries',
+  ERR_CORRUPT_INDEX: 'the index file is malformed or fails its checksum',
   ERR_INDEX_LOCKED: 'another process holds the index lock',
   ERR_REF_LOCKED: 'another process holds a ref lock',
   ERR_WRITE_FAILED: 'files could not be written',
@@ -25,6 +28,8 @@ export type ErrorCode = keyof typeof ErrorCodes;
 export interface PcheckoutErrorDetails {
   path?: string;
   oid?: string;
+  /** Every path the error concerns, sorted (e.g. the local changes a switch would overwrite). */
+  paths?: string[];
   cause?: unknown;
 }
 
@@ -32,6 +37,7 @@ export class PcheckoutError extends Error {
   readonly code: ErrorCode;
   readonly path: string | undefined;
   readonly oid: string | undefined;
+  readonly paths: string[] | undefined;
 
   constructor(code: ErrorCode, message: string, details: PcheckoutErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -39,6 +45,7 @@ export class PcheckoutError extends Error {
     this.code = code;
     this.path = details.path;
     this.oid = details.oid;
+    this.paths = details.paths;
   }
 }
 
