@@ -8,6 +8,7 @@
       "target_name": "pcheckout",
       "sources": [
         "native/base_cache.cc",
+        "native/beneath.cc",
         "native/binding.cc",
         "native/common.cc",
         "native/delta.cc",
@@ -16,6 +17,7 @@
         "native/odb.cc",
         "native/pack.cc",
         "native/pack_index.cc",
+        "native/stat.cc",
         "native/tree.cc",
         "native/writer.cc"
       ],

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "inflate.h"
 #include "odb.h"
+#include "stat.h"
 #include "tree.h"
 #include "writer.h"
 
@@ -42,6 +43,48 @@ Napi::Buffer<uint8_t> copy_buffer(Napi::Env env, const void* data, size_t len) {
   return Napi::Buffer<uint8_t>::Copy(env, static_cast<const uint8_t*>(data), len);
 }
 
+// Splits a Buffer of NUL-terminated paths into pointers into it.
+void split_paths(Napi::Env env, const Napi::Value& v, std::vector<const char*>* out) {
+  if (!v.IsBuffer()) throw_arg(env, "paths must be a Buffer");
+  auto buf = v.As<Napi::Buffer<char>>();
+  const char* p = buf.Data();
+  size_t len = buf.Length();
+  if (len > 0 && p[len - 1] != '\0') throw_arg(env, "paths must end with a NUL");
+  for (size_t start = 0; start < len;) {
+    out->push_back(p + start);
+    start += std::strlen(p + start) + 1;
+  }
+}
+
+// statFiles({ root, paths }) -> { stats: Uint32Array, status: Int32Array }: lstat of each path,
+// never through a symlinked leading directory (see stat.h).
+Napi::Value StatFiles(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw_arg(env, "expected a stat request object");
+  Napi::Object o = info[0].As<Napi::Object>();
+  Napi::Value root = o.Get("root");
+  if (!root.IsString()) throw_arg(env, "root must be a string");
+  pc::StatRequest req;
+  req.root = root.As<Napi::String>().Utf8Value();
+  split_paths(env, o.Get("paths"), &req.paths);
+  pc::StatResult res;
+  try {
+    pc::stat_files(req, &res);
+  } catch (const pc::Error& e) {
+    throw_native(env, e);
+  }
+  Napi::Object out = Napi::Object::New(env);
+  auto stats = Napi::Uint32Array::New(env, res.stats.size());
+  if (!res.stats.empty())
+    std::memcpy(stats.Data(), res.stats.data(), res.stats.size() * sizeof(uint32_t));
+  auto status = Napi::Int32Array::New(env, res.status.size());
+  if (!res.status.empty())
+    std::memcpy(status.Data(), res.status.data(), res.status.size() * sizeof(int32_t));
+  out.Set("stats", stats);
+  out.Set("status", status);
+  return out;
+}
+
 // A write request parsed from JS, holding references so an async write can outlive the call.
 struct ParsedRequest {
   pc::WriteRequest req;
@@ -63,16 +106,13 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
       sizes.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
     throw_arg(env, "sizes must be a Float64Array");
   if (!threshold.IsNumber()) throw_arg(env, "streamThreshold must be a number");
+  Napi::Value flags = o.Get("flags");
+  if (!flags.IsUndefined() &&
+      (!flags.IsTypedArray() || flags.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array))
+    throw_arg(env, "flags must be a Uint8Array");
   pc::WriteRequest& req = parsed->req;
   req.root = root.As<Napi::String>().Utf8Value();
-  auto pbuf = paths.As<Napi::Buffer<char>>();
-  const char* p = pbuf.Data();
-  size_t len = pbuf.Length();
-  if (len > 0 && p[len - 1] != '\0') throw_arg(env, "paths must end with a NUL");
-  for (size_t start = 0; start < len;) {
-    req.paths.push_back(p + start);
-    start += std::strlen(p + start) + 1;
-  }
+  split_paths(env, paths, &req.paths);
   size_t n = req.paths.size();
   auto obuf = oids.As<Napi::Buffer<uint8_t>>();
   auto marr = modes.As<Napi::Uint32Array>();
@@ -82,8 +122,15 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
   req.oids = obuf.Data();
   req.modes = marr.Data();
   req.sizes = sarr.Data();
+  if (!flags.IsUndefined()) {
+    auto farr = flags.As<Napi::Uint8Array>();
+    if (farr.ElementLength() != n) throw_arg(env, "flags differ in length from paths");
+    req.flags = farr.Data();
+  }
   double t = threshold.As<Napi::Number>().DoubleValue();
-  req.stream_threshold = t > 0 ? static_cast<uint64_t>(t) : 0;
+  // Checked before the cast: a NaN or out-of-range double converted to an integer is UB.
+  if (!(t >= 0 && t <= 9007199254740992.0)) throw_arg(env, "streamThreshold out of range");
+  req.stream_threshold = static_cast<uint64_t>(t);
   return parsed;
 }
 
@@ -337,11 +384,15 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceValue("Odb", OdbWrap::Define(env), napi_enumerable),
                              InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
                                            napi_enumerable),
+                             InstanceMethod<&Addon::Stat>("statFiles", napi_enumerable),
                              InstanceValue("statWords",
                                            Napi::Number::New(env, pc::kStatWords),
                                            napi_enumerable),
                          });
   }
+
+ private:
+  Napi::Value Stat(const Napi::CallbackInfo& info) { return StatFiles(info); }
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Writes blobs to files under a root directory: open (exclusive, no symlinks followed), one
-// write of the whole content, fstat, close. No directories are made here: the caller made
+// write of the whole content, fstat, close; an update unlinks the old file first. No directories are made here: the caller made
 // them all up front. Policy (what to write, retries, the index) stays in TypeScript.
 #pragma once
 
@@ -8,17 +8,18 @@
 #include <vector>
 
 #include "odb.h"
+#include "stat.h"
 
 namespace pc {
-
-// Per-file stat words, in the order of a git index entry's stat fields:
-// ctime s, ctime ns, mtime s, mtime ns, dev, ino, mode, uid, gid, size (each truncated to 32 bits).
-constexpr size_t kStatWords = 10;
 
 enum FileStatus : int32_t {
   kWritten = 0,
   kCollided = 1,  // something was already there (or a leading component is not a directory)
   kFailed = 2,
+};
+
+enum WriteFlag : uint8_t {
+  kReplace = 1,  // a file or symlink may be there: unlink it first (never a directory)
 };
 
 struct WriteRequest {
@@ -27,6 +28,7 @@ struct WriteRequest {
   const uint8_t* oids = nullptr;   // 20 bytes per path
   const uint32_t* modes = nullptr; // 0100644 or 0100755
   const double* sizes = nullptr;   // inflated sizes when known (else 0), to pick streaming
+  const uint8_t* flags = nullptr;  // per path, WriteFlag bits (null: none)
   uint64_t stream_threshold = 0;   // objects larger than this are streamed, not held whole
 };
 

@@ -14,7 +14,23 @@ export interface NativeWriteRequest {
   modes: Uint32Array;
   /** Inflated sizes (0 when unknown) so the writer can stream large blobs. */
   sizes: Float64Array;
+  /** WRITE_REPLACE per path where an old file or symlink must be unlinked first. */
+  flags?: Uint8Array;
   streamThreshold: number;
+}
+
+/** lstat of many paths under a root, never through a symlinked leading directory. */
+export interface NativeStatRequest {
+  root: string;
+  /** NUL-terminated relative paths, concatenated. */
+  paths: Buffer;
+}
+
+export interface NativeStatResult {
+  /** STAT_WORDS per path (the mode word is st_mode); zero unless status is STAT_PRESENT. */
+  stats: Uint32Array;
+  /** STAT_PRESENT, STAT_ABSENT (nothing there, or a leading component is not a directory), STAT_FAILED (errno in the mode word). */
+  status: Int32Array;
 }
 
 export interface NativeWriteResult {
@@ -48,12 +64,17 @@ export interface NativeOdb {
 
 export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
+  statFiles(req: NativeStatRequest): NativeStatResult;
   inflater: 'libdeflate' | 'zlib';
   statWords: number;
 }
 
 export const FILE_COLLIDED = 1;
 export const FILE_FAILED = 2;
+export const WRITE_REPLACE = 1;
+export const STAT_PRESENT = 0;
+export const STAT_ABSENT = 1;
+export const STAT_FAILED = 2;
 
 let cached: Addon | undefined;
 

@@ -1,20 +1,12 @@
 import { availableParallelism } from 'node:os';
-import {
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync,
-  type BigIntStats,
-} from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertNoConversions } from './plan/attributes.js';
-import { FILE_COLLIDED, FILE_FAILED, loadAddon, type NativeOdb } from './addon.js';
+import { loadAddon, type Addon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
+import { readIndex, type IndexFile } from './index/read.js';
+import { leaveRacySecond, newestMtime } from './index/racy.js';
 import { STAT_WORDS, buildIndex } from './index/write.js';
 import { LockFile } from './lock.js';
-import { ZERO_OID, readObject } from './repo/objects.js';
 import {
   optionalBoolean,
   optionalFunction,
@@ -22,20 +14,42 @@ import {
   optionalSignal,
   optionalString,
 } from './options.js';
-import { makePlan, walkTree, type Plan } from './plan/plan.js';
-import type { EntryList } from './plan/entries.js';
-import { Refs, resolveRevision } from './repo/refs.js';
+import { assertNoConversions } from './plan/attributes.js';
+import { EntryList } from './plan/entries.js';
+import { Excludes } from './plan/ignore.js';
+import { makePlan, type Mode, type Plan } from './plan/plan.js';
+import {
+  joinProbes,
+  probe,
+  splitProbe,
+  type ProbeRequest,
+  type ProbeResult,
+} from './plan/probe.js';
+import { walkTree } from './plan/tree.js';
+import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
+import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
-import { writeFiles, type Progress, type WriteOutcome } from './write/write.js';
+import { execute } from './write/execute.js';
+import { WorkerPool } from './write/pool.js';
+import type { Progress } from './write/write.js';
 
 export type { Progress } from './write/write.js';
+export type { Mode } from './plan/plan.js';
 
 export interface CheckoutOptions {
   /** A branch, tag, object id (full or abbreviated), or `rev~n` / `rev^{tree}`; default: HEAD. */
   ref?: string;
+  /**
+   * Overwrite local changes and untracked files in the way, as `git checkout -f`; without a
+   * ref, reset the index and worktree to HEAD. Also brings a half-written worktree (a killed
+   * checkout) to the exact target.
+   */
+  force?: boolean;
+  /** Make the worktree match the index, as `git checkout-index -a -f` (no ref). */
+  restore?: boolean;
   /** Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core. */
   workers?: number;
-  /** Use the pool only above this many files. Default: `checkout.thresholdForParallelism`, else 100. */
+  /** Use the pool only above this many entries. Default: `checkout.thresholdForParallelism`, else 100. */
   threshold?: number;
   /** Called as files finish (per chunk). */
   onProgress?: (progress: Progress) => void;
@@ -51,14 +65,20 @@ export interface CheckoutOptions {
 }
 
 export interface CheckoutSummary {
-  /** The commit checked out, or null when a tree was given. */
+  /** fresh (empty worktree, no index), switch (git checkout), force (git checkout -f), restore. */
+  mode: Mode;
+  /** The commit checked out, or null when a tree was given (or for a restore). */
   commit: string | null;
-  tree: string;
+  tree: string | null;
   /** HEAD's branch afterwards (e.g. refs/heads/main), or null when HEAD is detached. */
   ref: string | null;
   detached: boolean;
   /** Entries in the index written. */
   entries: number;
+  /** Worktree entries created, rewritten (content, mode or type) and removed. */
+  created: number;
+  updated: number;
+  deleted: number;
   /** Regular files written. */
   files: number;
   symlinks: number;
@@ -82,6 +102,8 @@ const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk
 
 interface Settings {
   ref: string | undefined;
+  force: boolean;
+  restore: boolean;
   workers: number | undefined;
   threshold: number | undefined;
   onProgress: ((p: Progress) => void) | undefined;
@@ -100,172 +122,50 @@ function validate(repoPath: unknown, options: unknown): Settings {
     throw new PcheckoutError('ERR_INVALID_OPTION', 'Expected an object for options');
   }
   const o = options as Record<string, unknown>;
-  return {
+  const settings: Settings = {
     ref: optionalString('ref', o['ref']),
+    force: optionalBoolean('force', o['force']) ?? false,
+    restore: optionalBoolean('restore', o['restore']) ?? false,
     workers: optionalInteger('workers', o['workers'], 0, 1024),
     threshold: optionalInteger('threshold', o['threshold'], 0),
     onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
     signal: optionalSignal('signal', o['signal']),
     racyWait: optionalBoolean('racyWait', o['racyWait']) ?? true,
   };
+  if (settings.restore && settings.ref !== undefined) {
+    throw new PcheckoutError(
+      'ERR_INVALID_OPTION',
+      `Expected no ref with option restore (it restores from the index) but received '${settings.ref}'`,
+    );
+  }
+  return settings;
 }
 
 function aborted(): PcheckoutError {
   return new PcheckoutError('ERR_ABORTED', 'the checkout was aborted');
 }
 
-/** Only `.git` may be there, and no index: this is a fresh checkout. */
-function ensureFresh(repo: Repo): void {
-  let names: string[];
+/** Whether the worktree holds nothing but `.git`. */
+function worktreeEmpty(repo: Repo): boolean {
   try {
-    names = readdirSync(repo.worktree);
+    return readdirSync(repo.worktree).every((n) => n === '.git');
   } catch (err) {
     throw fromSystem(err, 'read', repo.worktree);
   }
-  const others = names.filter((n) => n !== '.git');
-  if (others.length > 0) {
-    const shown =
-      others.slice(0, 5).join(', ') + (others.length > 5 ? `, … (${others.length} in all)` : '');
-    throw new PcheckoutError(
-      'ERR_WORKTREE_NOT_EMPTY',
-      `${repo.worktree} already has files (${shown}); pcheckout does fresh checkouts into a worktree that holds only .git`,
-      { path: repo.worktree },
-    );
-  }
-  try {
-    lstatSync(join(repo.gitDir, 'index'));
-  } catch {
-    return;
-  }
-  throw new PcheckoutError(
-    'ERR_WORKTREE_NOT_EMPTY',
-    `${join(repo.gitDir, 'index')} exists; pcheckout does fresh checkouts (no index yet, as after git clone --no-checkout)`,
-    { path: join(repo.gitDir, 'index') },
-  );
 }
 
-function fullPath(worktree: string, entries: EntryList, i: number): Buffer {
-  return Buffer.concat([Buffer.from(`${worktree}/`), entries.pathBytes(i)]);
-}
-
-function putStat(stats: Uint32Array, i: number, st: BigIntStats): void {
-  const w = (v: bigint): number => Number(v & 0xffffffffn);
-  const base = i * STAT_WORDS;
-  stats[base] = w(st.ctimeNs / 1_000_000_000n);
-  stats[base + 1] = w(st.ctimeNs % 1_000_000_000n);
-  stats[base + 2] = w(st.mtimeNs / 1_000_000_000n);
-  stats[base + 3] = w(st.mtimeNs % 1_000_000_000n);
-  stats[base + 4] = w(st.dev);
-  stats[base + 5] = w(st.ino);
-  stats[base + 6] = w(st.mode);
-  stats[base + 7] = w(st.uid);
-  stats[base + 8] = w(st.gid);
-  stats[base + 9] = w(st.size);
-}
-
-function createDirs(worktree: string, plan: Plan): void {
-  const prefix = Buffer.from(`${worktree}/`);
-  const make = (rel: Buffer): void => {
-    const path = Buffer.concat([prefix, rel]);
-    try {
-      mkdirSync(path);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      // EEXIST: a directory of another case on a case-insensitive filesystem; the writes that
-      // follow detect and report the collision.
-      if (code !== 'EEXIST') throw fromSystem(err, 'create directory', path.toString());
-    }
-  };
-  for (const dir of plan.dirs) make(Buffer.from(dir, 'latin1'));
-  for (const i of plan.gitlinks) make(plan.entries.pathBytes(i));
-}
-
-/** Symlinks go last and on this thread: a link made while workers write could redirect them. */
-function writeSymlinks(
-  repo: Repo,
-  odb: NativeOdb,
-  plan: Plan,
-  outcome: WriteOutcome,
-  useSymlinks: boolean,
-): void {
-  const { entries } = plan;
-  for (const i of plan.symlinks) {
-    const blob = readObject(odb, entries.oidHex(i));
-    if (blob.type !== 'blob') {
+function chooseMode(settings: Settings, index: IndexFile | null, repo: Repo): Mode {
+  if (settings.restore) {
+    if (index === null) {
       throw new PcheckoutError(
-        'ERR_CORRUPT_OBJECT',
-        `symlink ${entries.display(i)} points at a ${blob.type}`,
-        {
-          oid: entries.oidHex(i),
-        },
+        'ERR_INVALID_OPTION',
+        `nothing to restore: ${repo.worktree} has no index (check out a revision first)`,
       );
     }
-    const path = fullPath(repo.worktree, entries, i);
-    try {
-      if (useSymlinks) symlinkSync(blob.data, path);
-      else writeFileSync(path, blob.data, { flag: 'wx', mode: 0o666 });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') {
-        outcome.collided.push(i);
-        continue;
-      }
-      throw fromSystem(err, 'create symlink', entries.display(i));
-    }
-    putStat(outcome.stats, i, lstatSync(path, { bigint: true }));
+    return 'restore';
   }
-  for (const i of plan.gitlinks) {
-    putStat(outcome.stats, i, lstatSync(fullPath(repo.worktree, entries, i), { bigint: true }));
-  }
-}
-
-/**
- * Entries whose path was taken when written (two names that one filesystem treats as the same):
- * written again one by one, last one wins, as git does. Returns every path of each group.
- */
-function retryCollisions(repo: Repo, odb: NativeOdb, plan: Plan, outcome: WriteOutcome): string[] {
-  if (outcome.collided.length === 0) return [];
-  const { entries } = plan;
-  const retry = outcome.collided.filter(
-    (i) => entries.modes[i] !== 0o120000 && entries.modes[i] !== 0o160000,
-  );
-  for (const i of retry) {
-    const path = fullPath(repo.worktree, entries, i);
-    try {
-      const st = lstatSync(path);
-      if (!st.isDirectory()) unlinkSync(path);
-    } catch {
-      /* nothing there (a leading component was in the way) */
-    }
-    const task = plan.files.find((f) => f.index === i)!;
-    const res = odb.writeFiles({
-      root: repo.worktree,
-      paths: Buffer.concat([entries.pathBytes(i), Buffer.alloc(1)]),
-      oids: Buffer.from(entries.oid(i)),
-      modes: Uint32Array.of(entries.modes[i]!),
-      sizes: Float64Array.of(task.size),
-      streamThreshold: STREAM_THRESHOLD,
-    });
-    if (res.status[0] === FILE_FAILED) {
-      outcome.failures.push({
-        index: i,
-        code: res.errors[0]!.code,
-        message: res.errors[0]!.message,
-      });
-    } else if (res.status[0] !== FILE_COLLIDED) {
-      outcome.stats.set(res.stats, i * STAT_WORDS);
-      outcome.bytes += res.bytes;
-    }
-  }
-  // Report each group whole: the collided entries and the ones whose names fold to theirs.
-  const folded = new Set(outcome.collided.map((i) => entries.display(i).toLowerCase()));
-  const names: string[] = [];
-  for (let i = 0; i < entries.count; i++) {
-    if (folded.has(entries.display(i).toLowerCase())) names.push(entries.display(i));
-  }
-  for (const i of outcome.collided)
-    if (!names.includes(entries.display(i))) names.push(entries.display(i));
-  return names.sort();
+  if (index === null && worktreeEmpty(repo)) return 'fresh';
+  return settings.force ? 'force' : 'switch';
 }
 
 function configuredWorkers(repo: Repo, explicit: number | undefined): number {
@@ -276,9 +176,75 @@ function configuredWorkers(repo: Repo, explicit: number | undefined): number {
   return fromConfig < 1 ? cores : fromConfig;
 }
 
+/** The tree HEAD points at now (empty when HEAD is unborn): the "old tree" of a switch. */
+function headTree(refs: Refs, odb: NativeOdb): EntryList {
+  const oid = refs.resolve('HEAD');
+  if (oid === undefined) {
+    return new EntryList({
+      count: 0,
+      paths: Buffer.alloc(0),
+      oids: Buffer.alloc(0),
+      modes: new Uint32Array(0),
+    });
+  }
+  const commit = readObject(odb, oid);
+  return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid);
+}
+
+/** Starts the pool on first use; shared by the probe and the writes of one checkout. */
+class LazyPool {
+  private pool: WorkerPool | null = null;
+
+  constructor(
+    private readonly workers: number,
+    private readonly repo: Repo,
+  ) {}
+
+  get started(): WorkerPool | null {
+    return this.pool;
+  }
+
+  get(): WorkerPool {
+    this.pool ??= new WorkerPool(this.workers, {
+      objectDirs: this.repo.objectDirs,
+      cacheBytes: CACHE_BYTES,
+    });
+    return this.pool;
+  }
+
+  async destroy(): Promise<void> {
+    await this.pool?.destroy();
+  }
+}
+
+/** The worktree probe: in process, or split across the pool above the threshold. */
+function prober(
+  addon: Addon,
+  pool: LazyPool,
+  workers: number,
+  threshold: number,
+): (req: ProbeRequest) => Promise<ProbeResult> {
+  return async (req) => {
+    if (workers <= 1 || req.compare.length <= threshold) return probe(addon, req);
+    const p = pool.get();
+    const parts = splitProbe(req, p.threads * 4);
+    return joinProbes(await Promise.all(parts.map((part) => p.probe(part))));
+  };
+}
+
+/** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
+function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
+  const stats = plan.stats.slice();
+  for (let k = 0; k < plan.result.count; k++) {
+    if (plan.write[k] === 1)
+      stats.set(written.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), k * STAT_WORDS);
+  }
+  return stats;
+}
+
 /**
- * Checks out a commit into a repository's empty worktree and writes its index: the API behind
- * the `pcheckout` command.
+ * Checks out a revision into a repository's worktree and writes its index — a fresh checkout,
+ * a switch, a forced checkout or a restore from the index: the API behind `pcheckout`.
  */
 export async function checkout(
   repoPath: string,
@@ -289,65 +255,82 @@ export async function checkout(
   if (settings.signal?.aborted) throw aborted();
   const addon = loadAddon();
   const repo = openRepo(repoPath);
-  const indexLock = new LockFile(join(repo.gitDir, 'index'), 'ERR_INDEX_LOCKED');
+  const indexPath = join(repo.gitDir, 'index');
+  const indexLock = new LockFile(indexPath, 'ERR_INDEX_LOCKED');
   let headLock: LockFile | undefined;
   let odb: NativeOdb | undefined;
+  const workers = configuredWorkers(repo, settings.workers);
+  const threshold =
+    settings.threshold ??
+    repo.config.getInt('checkout.thresholdforparallelism') ??
+    DEFAULT_THRESHOLD;
+  const pool = new LazyPool(workers, repo);
   try {
-    ensureFresh(repo);
+    // Open the repository: the current index, the target, and HEAD's lock.
+    const current = readIndex(indexPath);
+    const mode = chooseMode(settings, current, repo);
     try {
       odb = new addon.Odb(repo.objectDirs, CACHE_BYTES);
     } catch (err) {
       throw fromNative(err, 'cannot open the object database');
     }
     const refs = new Refs(repo);
-    const target = resolveRevision(refs, odb, settings.ref);
+    const target: Resolved | null =
+      mode === 'restore' ? null : resolveRevision(refs, odb, settings.ref);
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
-    if (!target.keepHead) {
+    if (target && !target.keepHead) {
       headLock = refs.lockHead(
         target.branch !== null ? { branch: target.branch } : { oid: target.commit! },
       );
     }
-    const entries = walkTree(odb, target.tree);
-    assertNoConversions(repo, odb, entries);
-    const plan = makePlan(odb, entries);
-    const workers = configuredWorkers(repo, settings.workers);
-    const threshold =
-      settings.threshold ??
-      repo.config.getInt('checkout.thresholdforparallelism') ??
-      DEFAULT_THRESHOLD;
+
+    // Plan: target entries, the two-way merge against index and worktree, blobs located.
+    const targetEntries = target ? walkTree(odb, target.tree) : null;
+    assertNoConversions(repo, odb, targetEntries ?? current!.entries);
+    const plan = await makePlan(odb, {
+      mode,
+      root: repo.worktree,
+      target: targetEntries,
+      index: current,
+      head: mode === 'switch' && current !== null ? headTree(refs, odb) : null,
+      fileMode: repo.config.getBool('core.filemode') ?? true,
+      isIgnored: lazyExcludes(repo),
+      probe: prober(addon, pool, workers, threshold),
+    });
+    const toWrite = plan.files.length + plan.symlinks.length + plan.gitlinks.length;
     const usePool = workers > 1 && plan.files.length > threshold;
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
     if (usePool) odb.releaseCache();
     const planned = performance.now();
     if (settings.signal?.aborted) throw aborted();
 
-    createDirs(repo.worktree, plan);
-    const outcome = await writeFiles(plan, odb, {
+    // Write: removals, directories, files (in process or on the pool), links.
+    const outcome = await execute(odb, plan, {
       root: repo.worktree,
-      objectDirs: repo.objectDirs,
-      workers,
-      usePool,
-      cacheBytes: CACHE_BYTES,
+      pool: usePool ? pool.get() : null,
       streamThreshold: STREAM_THRESHOLD,
+      symlinks: repo.config.getBool('core.symlinks') ?? true,
       onProgress: settings.onProgress,
       signal: settings.signal,
     });
     if (settings.signal?.aborted) throw aborted();
-    writeSymlinks(repo, odb, plan, outcome, repo.config.getBool('core.symlinks') ?? true);
-    const collisions = retryCollisions(repo, odb, plan, outcome);
     if (outcome.failures.length > 0) {
       const first = outcome.failures[0]!;
+      const { result } = plan;
       throw new PcheckoutError(
         isErrorCode(first.code) ? first.code : 'ERR_WRITE_FAILED',
-        `${outcome.failures.length} file(s) could not be written; first: ${entries.display(first.index)}: ${first.message}`,
-        { path: entries.display(first.index), oid: entries.oidHex(first.index) },
+        `${outcome.failures.length} file(s) could not be written; first: ${result.display(first.index)}: ${first.message}`,
+        { path: result.display(first.index), oid: result.oidHex(first.index) },
       );
     }
     const written = performance.now();
 
-    const index = buildIndex(entries, outcome.stats);
-    const waited = settings.racyWait ? await leaveRacySecond(outcome.stats) : 0;
+    // Finish: the index (after the racy-git wait), then HEAD.
+    const index = buildIndex(plan.result, mergedStats(plan, outcome.stats), {
+      extFlags: plan.extFlags,
+    });
+    const waited = settings.racyWait && toWrite > 0 ? await leaveRacySecond(outcome.stats) : 0;
     indexLock.write(index);
     if (settings.racyWait && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
       // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
@@ -359,27 +342,31 @@ export async function checkout(
       const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
       refs.appendHeadLog(
         oldOid ?? ZERO_OID,
-        target.commit!,
+        target!.commit!,
         `checkout: moving from ${from} to ${settings.ref}`,
       );
     }
     const headAfter = refs.read('HEAD');
     const indexed = performance.now();
     return {
-      commit: target.commit,
-      tree: target.tree,
+      mode,
+      commit: target?.commit ?? null,
+      tree: target?.tree ?? null,
       ref: headAfter?.symref ?? null,
       detached: headAfter?.symref === undefined,
-      entries: entries.count,
+      entries: plan.result.count,
+      created: plan.counts.created,
+      updated: plan.counts.updated,
+      deleted: plan.counts.deleted,
       files: plan.files.length,
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: usePool, workers: outcome.poolWorkers },
+      pool: { used: pool.started !== null, workers: pool.started?.threads ?? 0 },
       workers,
       threshold,
       inflater: addon.inflater,
-      collisions,
+      collisions: outcome.collisions,
       timings: {
         plan: round(planned - started),
         write: round(written - planned),
@@ -389,27 +376,17 @@ export async function checkout(
       },
     };
   } finally {
+    await pool.destroy();
     headLock?.rollback();
     indexLock.rollback();
     odb?.close();
   }
 }
 
-function newestMtime(stats: Uint32Array): number {
-  let newest = 0;
-  for (let i = 2; i < stats.length; i += STAT_WORDS) if (stats[i]! > newest) newest = stats[i]!;
-  return newest;
-}
-
-const MAX_RACY_WAIT_MS = 2000; // a file stamped far in the future (clock skew) is not waited for
-
-/** Sleeps until the wall clock is past the second of the newest mtime; returns the ms waited. */
-async function leaveRacySecond(stats: Uint32Array): Promise<number> {
-  const until = (newestMtime(stats) + 1) * 1000 + 5; // +5 ms: file times come from a coarse clock
-  const wait = until - Date.now();
-  if (wait <= 0 || wait > MAX_RACY_WAIT_MS) return 0;
-  await new Promise((resolve) => setTimeout(resolve, wait));
-  return wait;
+/** git's exclude rules, loaded only if a decision needs them. */
+function lazyExcludes(repo: Repo): (path: string, isDir: boolean) => boolean {
+  let excludes: Excludes | undefined;
+  return (path, isDir) => (excludes ??= new Excludes(repo)).isIgnored(path, isDir);
 }
 
 function round(ms: number): number {

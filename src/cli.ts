@@ -6,10 +6,15 @@ import { PcheckoutError } from './errors.js';
 
 const HELP = `Usage: pcheckout [options] [<repo>] [<ref>]
 
-Checks out <ref> (default: what HEAD points to) into the empty worktree of <repo>
-(default: the current directory) and writes the index, in parallel.
+Checks out <ref> (default: what HEAD points to) into the worktree of <repo> (default: the
+current directory) and writes the index, in parallel. Into an empty worktree every file is
+written; otherwise, as git checkout does, only what differs, and local changes or untracked
+files in the way stop the checkout before anything is written.
 
 Options:
+  -f, --force           overwrite local changes and untracked files in the way (git checkout -f);
+                        without <ref>, reset the index and worktree to HEAD
+      --restore         make the worktree match the index (git checkout-index -a -f)
   -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores)
   -t, --threshold <n>   use workers only above this many files (default:
                         checkout.thresholdForParallelism, else 100)
@@ -59,12 +64,14 @@ class ProgressBar {
 
 function describe(s: CheckoutSummary): string {
   const head = s.detached
-    ? `HEAD is now at ${s.commit?.slice(0, 12) ?? s.tree.slice(0, 12)}`
+    ? `HEAD is now at ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
     : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
   const how = s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially';
   const mb = (s.bytes / 1048576).toFixed(1);
+  const changes =
+    s.mode === 'fresh' ? '' : ` (${s.created} created, ${s.updated} updated, ${s.deleted} removed)`;
   const lines = [
-    `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s`,
+    `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s${changes}`,
   ];
   if (s.collisions.length > 0) {
     lines.push(
@@ -83,6 +90,8 @@ async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         workers: { type: 'string', short: 'w' },
+        force: { type: 'boolean', short: 'f' },
+        restore: { type: 'boolean' },
         threshold: { type: 'string', short: 't' },
         json: { type: 'boolean' },
         'no-racy-wait': { type: 'boolean' },
@@ -121,6 +130,8 @@ async function main(argv: string[]): Promise<number> {
       ...(ref !== undefined ? { ref } : {}),
       ...(workers !== undefined ? { workers } : {}),
       ...(threshold !== undefined ? { threshold } : {}),
+      ...(values.force ? { force: true } : {}),
+      ...(values.restore ? { restore: true } : {}),
       ...(bar ? { onProgress: (p: Progress) => bar.update(p) } : {}),
       signal: controller.signal,
       racyWait: values['no-racy-wait'] !== true,

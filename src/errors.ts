@@ -9,7 +9,6 @@ export const ErrorCodes = {
   ERR_CORRUPT_OBJECT: 'an object is malformed',
   ERR_CORRUPT_PACK: 'a packfile or pack index is corrupt',
   ERR_UNSAFE_PATH: 'a path in the tree may not be written to a worktree',
-  ERR_WORKTREE_NOT_EMPTY: 'the worktree is not empty',
   ERR_WOULD_OVERWRITE: 'local changes or untracked files would be overwritten or removed',
   ERR_UNMERGED: 'the index has unmerged entries',
   ERR_CORRUPT_INDEX: 'the index file is malformed or fails its checksum',

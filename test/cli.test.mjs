@@ -6,17 +6,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { assertMatchesGit, assertPoolRule, assertSummary } from './helpers/compare.mjs';
-import { buildFlatRepo, freshClone, tmpDir } from './helpers/git.mjs';
+import { buildFlatRepo, freshClone, gitOut, tmpDir } from './helpers/git.mjs';
 import { CLI, PROJECT, runCli, targetState } from './helpers/run.mjs';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT, 'package.json'), 'utf8'));
 
-function assertCodedFailure(r, code) {
+/** One line `pcheckout: CODE: message`; with `listing`, indented lines (a list of paths) may follow. */
+function assertCodedFailure(r, code, { listing = false } = {}) {
   assert.notEqual(r.status, 0, `exit status 0 on failure; stdout: ${r.stdout}`);
   assert.equal(r.signal, null, `killed by ${r.signal}; stderr: ${r.stderr}`);
-  const text = r.stderr.trim();
-  assert.equal(text.split('\n').length, 1, `stderr must be one line, got:\n${r.stderr}`);
-  assert.match(text, code instanceof RegExp ? code : new RegExp(`\\b${code}\\b`));
+  const [first, ...rest] = r.stderr.trimEnd().split('\n');
+  if (listing)
+    for (const line of rest) assert.match(line, /^ {2}/, `unindented line in:\n${r.stderr}`);
+  else assert.equal(rest.length, 0, `stderr must be one line, got:\n${r.stderr}`);
+  assert.match(first, /^pcheckout: /);
+  assert.match(first, code instanceof RegExp ? code : new RegExp(`\\b${code}\\b`));
 }
 
 describe('cli', () => {
@@ -110,10 +114,13 @@ describe('cli', () => {
     assertCodedFailure(r, 'ERR_BAD_REF');
   });
 
-  test('non-empty worktree: ERR_WORKTREE_NOT_EMPTY', () => {
+  test('untracked file in the way: ERR_WOULD_OVERWRITE', () => {
     const dir = freshClone(repo);
-    fs.writeFileSync(path.join(dir, 'stray'), 'x');
-    assertCodedFailure(runCli([dir]), 'ERR_WORKTREE_NOT_EMPTY');
+    const tracked = gitOut(dir, 'ls-tree', '--name-only', 'HEAD').split('\n')[0];
+    fs.writeFileSync(path.join(dir, tracked), 'x');
+    const r = runCli([dir]);
+    assertCodedFailure(r, 'ERR_WOULD_OVERWRITE', { listing: true });
+    assert.match(r.stderr, new RegExp(`^\\s+${tracked}$`, 'm'));
   });
 
   test('not a repository: ERR_NOT_A_REPOSITORY', () => {

@@ -109,33 +109,39 @@ describe('preconditions', () => {
     repo = smallRepo();
   });
 
-  const obstacles = [
-    ['a file', (dir) => fs.writeFileSync(path.join(dir, 'stray.txt'), 'keep me\n')],
-    [
-      'a file named like a tracked one',
-      (dir) => fs.writeFileSync(path.join(dir, 'a.txt'), 'mine\n'),
-    ],
-    ['an empty directory', (dir) => fs.mkdirSync(path.join(dir, 'empty-dir'))],
-    ['a symlink', (dir) => fs.symlinkSync('a.txt', path.join(dir, 'stray-link'))],
-    ['an existing .git/index', (dir) => git(dir, ['read-tree', 'HEAD'])],
+  // No index yet but something in the worktree: git's "initial checkout" — untracked files
+  // that are not in the way stay, one in the way of a tracked file stops it.
+  const strays = [
+    ['a file', (dir) => fs.writeFileSync(path.join(dir, 'stray.txt'), 'keep me\n'), 'stray.txt'],
+    ['an empty directory', (dir) => fs.mkdirSync(path.join(dir, 'empty-dir')), null],
+    ['a symlink', (dir) => fs.symlinkSync('a.txt', path.join(dir, 'stray-link')), 'stray-link'],
   ];
-  for (const [label, make] of obstacles) {
-    test(`worktree not fresh (${label}): ERR_WORKTREE_NOT_EMPTY, nothing written`, async () => {
+  for (const [label, make, untracked] of strays) {
+    test(`no index, ${label} not in the way: checked out around it, as git does`, async () => {
       const dir = freshClone(repo);
       make(dir);
-      const stateBefore = targetState(dir);
-      const stray = stateBefore.worktree.map((n) => [n, fs.lstatSync(path.join(dir, n)).mtimeMs]);
-      await assertRejectsWith(
-        PcheckoutError,
-        () => checkout(dir, { workers: 2, threshold: 0 }),
-        'ERR_WORKTREE_NOT_EMPTY',
-      );
-      assert.deepEqual(targetState(dir), stateBefore, 'worktree, index or HEAD changed');
-      for (const [n, mtime] of stray) {
-        assert.equal(fs.lstatSync(path.join(dir, n)).mtimeMs, mtime, `${n} was touched`);
-      }
+      const s = await checkout(dir, { workers: 2, threshold: 0, racyWait: false });
+      assert.equal(s.mode, 'switch');
+      const status = gitOut(dir, 'status', '--porcelain');
+      assert.equal(status, untracked ? `?? ${untracked}` : '');
     });
   }
+
+  test('no index, an untracked file where a tracked one goes: ERR_WOULD_OVERWRITE, nothing written', async () => {
+    const dir = freshClone(repo);
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'mine\n');
+    const stateBefore = targetState(dir);
+    const mtime = fs.lstatSync(path.join(dir, 'a.txt')).mtimeMs;
+    const err = await assertRejectsWith(
+      PcheckoutError,
+      () => checkout(dir, { workers: 2, threshold: 0 }),
+      'ERR_WOULD_OVERWRITE',
+    );
+    assert.deepEqual(err.paths, ['a.txt']);
+    assert.match(err.message, /untracked working tree files would be overwritten by checkout/);
+    assert.deepEqual(targetState(dir), stateBefore, 'worktree, index or HEAD changed');
+    assert.equal(fs.lstatSync(path.join(dir, 'a.txt')).mtimeMs, mtime, 'a.txt was touched');
+  });
 
   test('held .git/index.lock: ERR_INDEX_LOCKED, no files, lock untouched', async () => {
     const dir = freshClone(repo);

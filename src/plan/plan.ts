@@ -1,68 +1,520 @@
+/**
+ * The planner: the current index, the worktree and the target tree in, one plan of actions
+ * out. Every mode produces the same Plan and one executor consumes it; a fresh checkout is the
+ * plan against an empty index.
+ *
+ * - fresh:   no index, an empty worktree: create everything, look at nothing.
+ * - switch:  git's two-way merge (`git checkout <rev>`) of index and worktree from HEAD's tree
+ *            to the target; refuses to overwrite local changes or untracked files.
+ * - force:   git's one-way merge with reset (`git checkout -f <rev>`): the target wins.
+ * - restore: the worktree made to match the index (`git checkout-index -a -f`).
+ */
+import { readdirSync } from 'node:fs';
 import type { NativeOdb } from '../addon.js';
-import { PcheckoutError, fromNative } from '../errors.js';
-import { oidBuffer } from '../repo/objects.js';
+import { PcheckoutError } from '../errors.js';
+import { STAT_WORDS } from '../index/write.js';
 import { EntryList } from './entries.js';
+import { locateFiles, type FileTask } from './locate.js';
+import { KIND_ABSENT, KIND_DIR, KIND_ERROR, type ProbeRequest, type ProbeResult } from './probe.js';
+import { joinRows, sameEntry } from './rows.js';
+import { MODE_GITLINK, MODE_SYMLINK } from './tree.js';
 
-export const MODE_FILE = 0o100644;
-export const MODE_EXEC = 0o100755;
-export const MODE_SYMLINK = 0o120000;
-export const MODE_GITLINK = 0o160000;
+export type Mode = 'fresh' | 'switch' | 'force' | 'restore';
 
-/** A regular file to write, located in the object store. */
-export interface FileTask {
-  index: number;
-  pack: number;
-  offset: number;
-  size: number;
+/** The parts of a read index the planner uses. */
+export interface CurrentIndex {
+  entries: EntryList;
+  stats: Uint32Array;
+  stages: Uint8Array;
+  extFlags: Uint16Array;
+  mtime: { sec: number; nsec: number };
+}
+
+export interface PlanInput {
+  mode: Mode;
+  root: string;
+  /** M: the tree to check out (for restore: unused, the index is the target). */
+  target: EntryList | null;
+  /** I: null when there is no index file. */
+  index: CurrentIndex | null;
+  /** H: the tree HEAD points at (switch only). */
+  head: EntryList | null;
+  /** core.filemode */
+  fileMode: boolean;
+  isIgnored: (path: string, isDir: boolean) => boolean;
+  /** Runs a worktree probe, in process or split across the pool. */
+  probe: (req: ProbeRequest) => Promise<ProbeResult>;
 }
 
 export interface Plan {
-  entries: EntryList;
-  /** Directories to create, parents first (latin1 names, see EntryList.name). */
-  dirs: string[];
-  /** Regular files in pack order (pack, then offset), loose objects last. */
+  mode: Mode;
+  /** The index to write, in order. */
+  result: EntryList;
+  /** STAT_WORDS per result entry: the kept entries' stat data (written ones are filled later). */
+  stats: Uint32Array;
+  /** The extended flags carried over from the old index (skip-worktree, intent-to-add). */
+  extFlags: Uint16Array;
+  /** Per result entry: 1 when this checkout writes it. */
+  write: Uint8Array;
+  /** Per result entry: 1 when a file or symlink at its path must be unlinked first. */
+  replace: Uint8Array;
+  /** Regular files to write (result positions) in pack order. */
   files: FileTask[];
   symlinks: number[];
+  /** Gitlinks to record; their (empty) directory is made unless one is there. */
   gitlinks: number[];
-  /** Sum of the inflated sizes of the regular files. */
+  /** Directories to make, parents first (latin1 names, see EntryList.name). */
+  dirs: string[];
+  /** Worktree entries of the old index to remove: files and symlinks, or gitlink directories. */
+  deletes: { path: string; dir: boolean }[];
+  /** Directories that removals may leave empty, deepest first: removed when empty. */
+  rmdirs: string[];
+  /** Untracked or ignored things in the way of the target, removed (recursively) first. */
+  clears: string[];
+  /** mkdir may replace a file or symlink in the way (forced). */
+  replaceInTheWay: boolean;
+  /** Sum of the inflated sizes of the regular files to write. */
   fileBytes: number;
+  counts: { created: number; updated: number; deleted: number };
 }
 
-const TYPE_BLOB = 3;
+const SKIP_WORKTREE = 0x4000;
+const INTENT_TO_ADD = 0x2000;
 
-export function walkTree(odb: NativeOdb, tree: string): EntryList {
-  let raw;
-  try {
-    raw = odb.walkTree(oidBuffer(tree));
-  } catch (err) {
-    throw fromNative(err, `cannot read tree ${tree}`);
+/** Conflicts, worded as git words them for `git checkout`. */
+class Conflicts {
+  readonly localChanges: string[] = [];
+  readonly untrackedOverwritten: string[] = [];
+  readonly untrackedRemoved: string[] = [];
+  readonly dirsLosingUntracked: string[] = [];
+
+  get count(): number {
+    return (
+      this.localChanges.length +
+      this.untrackedOverwritten.length +
+      this.untrackedRemoved.length +
+      this.dirsLosingUntracked.length
+    );
   }
-  const entries = new EntryList(raw);
-  for (let i = 1; i < entries.count; i++) {
-    // Trees are sorted, so their walk is already in index order; a tree that breaks the rule
-    // would break the index too, so refuse it rather than guess.
-    if (Buffer.compare(entries.pathBytes(i - 1), entries.pathBytes(i)) >= 0) {
-      throw new PcheckoutError(
-        'ERR_CORRUPT_OBJECT',
-        `tree ${tree} lists ${entries.display(i - 1)} and ${entries.display(i)} out of order`,
-        { oid: tree },
+
+  error(): PcheckoutError {
+    const parts: string[] = [];
+    const list = (paths: string[]): string => paths.map((p) => `\t${p}\n`).join('');
+    if (this.localChanges.length > 0)
+      parts.push(
+        `Your local changes to the following files would be overwritten by checkout:\n${list(this.localChanges)}Please commit your changes or stash them before you switch branches.`,
       );
+    if (this.dirsLosingUntracked.length > 0)
+      parts.push(
+        `Updating the following directories would lose untracked files in them:\n${list(this.dirsLosingUntracked)}`,
+      );
+    if (this.untrackedRemoved.length > 0)
+      parts.push(
+        `The following untracked working tree files would be removed by checkout:\n${list(this.untrackedRemoved)}Please move or remove them before you switch branches.`,
+      );
+    if (this.untrackedOverwritten.length > 0)
+      parts.push(
+        `The following untracked working tree files would be overwritten by checkout:\n${list(this.untrackedOverwritten)}Please move or remove them before you switch branches.`,
+      );
+    const paths = [
+      ...this.localChanges,
+      ...this.dirsLosingUntracked,
+      ...this.untrackedRemoved,
+      ...this.untrackedOverwritten,
+    ].sort();
+    return new PcheckoutError('ERR_WOULD_OVERWRITE', `${parts.join('\n')}\nAborting`, {
+      paths,
+      ...(paths.length === 1 ? { path: paths[0]! } : {}),
+    });
+  }
+}
+
+const display = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
+
+/** Parent directories of a latin1 path, nearest first. */
+function* ancestors(path: string): Generator<string> {
+  for (let s = path.lastIndexOf('/'); s > 0; s = path.lastIndexOf('/', s - 1))
+    yield path.slice(0, s);
+}
+
+/** The probe list: paths with what to compare them with, filled row by row. */
+class ProbeList {
+  readonly rows: number[] = [];
+  readonly compare: number[] = [];
+  private readonly parts: Buffer[] = [];
+  private readonly oidParts: Buffer[] = [];
+  readonly modes: number[] = [];
+  readonly stats: number[] = [];
+  private static readonly ZERO_OID = Buffer.alloc(20);
+
+  add(
+    row: number,
+    path: Buffer,
+    entry?: { list: EntryList; i: number; stats: Uint32Array },
+  ): number {
+    this.rows.push(row);
+    this.parts.push(path, Buffer.alloc(1));
+    if (entry) {
+      this.compare.push(1);
+      this.modes.push(entry.list.modes[entry.i]!);
+      this.oidParts.push(entry.list.oid(entry.i));
+      for (let w = 0; w < STAT_WORDS; w++) this.stats.push(entry.stats[entry.i * STAT_WORDS + w]!);
+    } else {
+      this.compare.push(0);
+      this.modes.push(0);
+      this.oidParts.push(ProbeList.ZERO_OID);
+      for (let w = 0; w < STAT_WORDS; w++) this.stats.push(0);
+    }
+    return this.rows.length - 1;
+  }
+
+  get size(): number {
+    return this.rows.length;
+  }
+
+  request(root: string, racySeconds: number, fileMode: boolean): ProbeRequest {
+    return {
+      root,
+      paths: Buffer.concat(this.parts),
+      compare: Uint8Array.from(this.compare),
+      modes: Uint32Array.from(this.modes),
+      oids: Buffer.concat(this.oidParts),
+      stats: Uint32Array.from(this.stats),
+      racySeconds,
+      fileMode,
+    };
+  }
+}
+
+const EMPTY_PROBE: ProbeResult = {
+  kinds: new Uint8Array(0),
+  clean: new Uint8Array(0),
+  hashed: new Uint8Array(0),
+  stats: new Uint32Array(0),
+};
+
+/** Decides every path, probing the worktree where the decision depends on it. */
+export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> {
+  const { mode, index } = input;
+  const I = index?.entries ?? null;
+  const target = mode === 'restore' ? null : input.target;
+  if (index && (mode === 'switch' || mode === 'restore')) assertMerged(index);
+  const rows = joinRows(I, index?.stages ?? null, mode === 'switch' ? input.head : null, target);
+  const H = mode === 'switch' ? input.head : null;
+  const M = target;
+  const initial = mode === 'switch' && index === null;
+  const racySeconds = index?.mtime.sec ?? 0;
+
+  // 1. What must be looked at in the worktree.
+  const probes = new ProbeList();
+  const rowProbe = new Int32Array(rows.count).fill(-1);
+  const pathOf = (r: number): Buffer => {
+    if (rows.i[r]! >= 0) return I!.pathBytes(rows.i[r]!);
+    if (rows.m[r]! >= 0) return M!.pathBytes(rows.m[r]!);
+    return H!.pathBytes(rows.h[r]!);
+  };
+  const compareRow = (r: number): void => {
+    rowProbe[r] = probes.add(r, pathOf(r), { list: I!, i: rows.i[r]!, stats: index!.stats });
+  };
+  const lookRow = (r: number): void => {
+    rowProbe[r] = probes.add(r, pathOf(r));
+  };
+  const skipWorktree = (i: number): boolean => (index!.extFlags[i]! & SKIP_WORKTREE) !== 0;
+  for (let r = 0; r < rows.count; r++) {
+    const i = rows.i[r]!;
+    const h = rows.h[r]!;
+    const m = rows.m[r]!;
+    if (mode === 'fresh') break;
+    if (mode === 'restore') {
+      if (!skipWorktree(i)) compareRow(r);
+    } else if (mode === 'force') {
+      if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i)) compareRow(r);
+      else lookRow(r);
+    } else if (i >= 0) {
+      // switch: the worktree matters where the entry is to be replaced or removed, and where a
+      // kept entry's stat data is racy (git checks those before it writes the new index).
+      const replacing =
+        (h >= 0 && m < 0 && sameEntry(I!, i, H!, h)) ||
+        (h >= 0 &&
+          m >= 0 &&
+          !sameEntry(H!, h, M!, m) &&
+          sameEntry(I!, i, H!, h) &&
+          !sameEntry(I!, i, M!, m));
+      const racy = racySeconds > 0 && index!.stats[i * STAT_WORDS + 2]! >= racySeconds;
+      if ((replacing || racy) && !skipWorktree(i)) compareRow(r);
+    } else if (m >= 0 ? h < 0 || initial : h >= 0) {
+      lookRow(r); // a new path, or one git would remove from under an untracked file
     }
   }
-  return entries;
-}
+  // New directories of a switch: something untracked may be where they go.
+  const dirSlots = new Map<string, number>();
+  if (mode === 'switch' && M) {
+    const known = index ? dirsOf(I!) : new Set<string>();
+    for (let r = 0; r < rows.count; r++) {
+      if (rows.m[r]! < 0 || rows.i[r]! >= 0) continue;
+      for (const d of ancestors(M.name(rows.m[r]!))) {
+        if (known.has(d) || dirSlots.has(d)) break;
+        dirSlots.set(d, probes.add(-1, Buffer.from(d, 'latin1')));
+      }
+    }
+  }
+  const found =
+    probes.size === 0
+      ? EMPTY_PROBE
+      : await input.probe(probes.request(input.root, racySeconds, input.fileMode));
+  const kindAt = (r: number): number =>
+    rowProbe[r]! < 0 ? KIND_ABSENT : found.kinds[rowProbe[r]!]!;
+  const cleanAt = (r: number): boolean => rowProbe[r]! < 0 || found.clean[rowProbe[r]!] === 1;
 
-export function makePlan(odb: NativeOdb, entries: EntryList): Plan {
-  const dirs: string[] = [];
-  const seen = new Set<string>();
+  // 2. Decide each row.
+  const conflicts = new Conflicts();
+  const resSrc: number[] = []; // 0 = from the index, 1 = from the target
+  const resIdx: number[] = [];
+  const resWrite: number[] = [];
+  const resReplace: number[] = [];
+  const fresh = new Map<number, number>(); // result position → probe slot with fresh stat data
+  const smudge = new Set<number>(); // result positions whose size is zeroed (racy, not clean)
+  const deletes: { path: string; dir: boolean }[] = [];
+  const clears: string[] = [];
+  const dirsInTheWay: { row: number; path: string }[] = [];
+  const fate = new Uint8Array(I?.count ?? 0); // per index entry: 1 removed, 2 replaced
+  let created = 0;
+  let updated = 0;
+
+  const keep = (r: number): void => {
+    const i = rows.i[r]!;
+    const slot = rowProbe[r]!;
+    resSrc.push(0);
+    resIdx.push(i);
+    resWrite.push(0);
+    resReplace.push(0);
+    if (slot >= 0 && found.hashed[slot] === 1) fresh.set(resSrc.length - 1, slot);
+    else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch')
+      smudge.add(resSrc.length - 1);
+  };
+  /** Writes entry k of `list` (M, or I for restore) at row r's path. */
+  const write = (r: number, fromIndex: boolean, k: number, guarded: boolean): void => {
+    const list = fromIndex ? I! : M!;
+    const kind = kindAt(r);
+    const path = list.name(k);
+    let replace = 0;
+    if (kind === KIND_DIR) {
+      const wasGitlink = rows.i[r]! >= 0 && I!.modes[rows.i[r]!] === MODE_GITLINK;
+      if (list.modes[k] === MODE_GITLINK) {
+        // The directory stays: it is what a gitlink needs.
+      } else if (wasGitlink) {
+        // A submodule's directory is removed only when empty, never recursively.
+        deletes.push({ path, dir: true });
+      } else if (guarded) {
+        dirsInTheWay.push({ row: r, path });
+      } else {
+        clears.push(path);
+      }
+    } else if (kind === KIND_ERROR) {
+      throw new PcheckoutError('ERR_IO', `cannot look at ${display(path)} in the worktree`, {
+        path: display(path),
+      });
+    } else if (kind !== KIND_ABSENT) {
+      replace = 1;
+    }
+    const i = rows.i[r]!;
+    if (i >= 0 && rows.unmerged[r] === 0) fate[i] = 2;
+    if (kind === KIND_ABSENT) created++;
+    else updated++;
+    resSrc.push(fromIndex ? 0 : 1);
+    resIdx.push(k);
+    resWrite.push(1);
+    resReplace.push(replace);
+  };
+  const remove = (r: number): void => {
+    const i = rows.i[r]!;
+    fate[i] = 1;
+    const kind = kindAt(r);
+    if (kind === KIND_ABSENT) return;
+    if (kind === KIND_DIR) {
+      // A gitlink's directory is removed when empty; a directory where a file was tracked is
+      // someone else's now.
+      if (I!.modes[i] === MODE_GITLINK) deletes.push({ path: I!.name(i), dir: true });
+      return;
+    }
+    deletes.push({ path: I!.name(i), dir: false });
+  };
+  const untrackedInTheWay = (r: number, path: string, list: string[]): void => {
+    const kind = kindAt(r);
+    if (kind === KIND_ABSENT) return;
+    if (kind === KIND_DIR) return; // checked with its contents below (write) or left (remove)
+    if (input.isIgnored(path, false)) {
+      if (list === conflicts.untrackedOverwritten) clears.push(path);
+      return;
+    }
+    list.push(display(path));
+  };
+
+  for (let r = 0; r < rows.count; r++) {
+    const i = rows.i[r]!;
+    const h = rows.h[r]!;
+    const m = rows.m[r]!;
+    if (mode === 'fresh') {
+      write(r, false, m, false);
+    } else if (mode === 'restore') {
+      if (cleanAt(r) || skipWorktree(i)) keep(r);
+      else write(r, true, i, false);
+    } else if (mode === 'force') {
+      if (m >= 0) {
+        if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && cleanAt(r)) keep(r);
+        else if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && skipWorktree(i))
+          keep(r);
+        else write(r, false, m, false);
+      } else if (i >= 0) {
+        remove(r);
+      }
+    } else if (i >= 0) {
+      // git's twoway_merge, case numbers from git-read-tree(1) "Two Tree Merge".
+      const path = I!.name(i);
+      if (
+        (h < 0 && m < 0) || // 4, 5
+        (h < 0 && m >= 0 && sameEntry(I!, i, M!, m)) || // 6, 7
+        (h >= 0 && m >= 0 && sameEntry(H!, h, M!, m)) || // 14, 15
+        (h >= 0 && m >= 0 && sameEntry(I!, i, M!, m)) // 18, 19
+      ) {
+        keep(r);
+      } else if (h >= 0 && m < 0 && sameEntry(I!, i, H!, h)) {
+        // 10, 11
+        if (cleanAt(r) || skipWorktree(i)) remove(r);
+        else conflicts.localChanges.push(display(path));
+      } else if (h >= 0 && m >= 0 && sameEntry(I!, i, H!, h)) {
+        // 20, 21
+        if (cleanAt(r) || skipWorktree(i)) write(r, false, m, true);
+        else conflicts.localChanges.push(display(path));
+      } else {
+        conflicts.localChanges.push(display(path)); // staged changes the target would lose
+      }
+    } else if (m >= 0) {
+      if (h >= 0 && !initial) {
+        // The path's removal is staged: fine while the target does not change it.
+        if (!sameEntry(H!, h, M!, m)) conflicts.localChanges.push(display(M!.name(m)));
+      } else {
+        untrackedInTheWay(r, M!.name(m), conflicts.untrackedOverwritten);
+        write(r, false, m, true);
+      }
+    } else if (h >= 0) {
+      untrackedInTheWay(r, H!.name(h), conflicts.untrackedRemoved);
+    }
+  }
+
+  // 3. Things in the way of new directories, and directories in the way of new files.
+  if (mode === 'switch') {
+    for (const [dir, slot] of dirSlots) {
+      const kind = found.kinds[slot]!;
+      if (kind === KIND_ABSENT || kind === KIND_DIR) continue;
+      const at = I ? findPath(I, dir) : -1;
+      if (at >= 0 && fate[at] === 1) continue; // a tracked file the switch removes first
+      if (at >= 0) conflicts.localChanges.push(display(dir));
+      else if (input.isIgnored(dir, false)) clears.push(dir);
+      else conflicts.untrackedOverwritten.push(display(dir));
+    }
+    for (const { path } of dirsInTheWay) {
+      const lost = untrackedInside(input.root, path, I, fate, input.isIgnored);
+      if (lost) conflicts.dirsLosingUntracked.push(display(path));
+      else clears.push(path);
+    }
+  }
+  if (conflicts.count > 0) throw conflicts.error();
+
+  // 4. The result index and the write lists.
+  const result = buildResult(resSrc, resIdx, I, M);
+  const n = result.count;
+  const stats = new Uint32Array(n * STAT_WORDS);
+  const extFlags = new Uint16Array(n);
+  const writeFlags = Uint8Array.from(resWrite);
+  const replace = Uint8Array.from(resReplace);
+  for (let k = 0; k < n; k++) {
+    if (resSrc[k] !== 0 || resWrite[k] === 1) continue;
+    const i = resIdx[k]!;
+    const slot = fresh.get(k);
+    if (slot !== undefined)
+      stats.set(found.stats.subarray(slot * STAT_WORDS, (slot + 1) * STAT_WORDS), k * STAT_WORDS);
+    else stats.set(index!.stats.subarray(i * STAT_WORDS, (i + 1) * STAT_WORDS), k * STAT_WORDS);
+    if (smudge.has(k)) stats[k * STAT_WORDS + 9] = 0;
+    extFlags[k] = index!.extFlags[i]! & (SKIP_WORKTREE | INTENT_TO_ADD);
+  }
   const fileIdx: number[] = [];
   const symlinks: number[] = [];
   const gitlinks: number[] = [];
+  for (let k = 0; k < n; k++) {
+    if (writeFlags[k] !== 1) continue;
+    const mode = result.modes[k]!;
+    if (mode === MODE_SYMLINK) symlinks.push(k);
+    else if (mode === MODE_GITLINK) gitlinks.push(k);
+    else fileIdx.push(k);
+  }
+  const files = locateFiles(odb, result, fileIdx);
+  let fileBytes = 0;
+  for (const f of files) fileBytes += f.size;
+  const dirs = mode === 'fresh' ? dirsOfAll(result) : dirsToMake(result, writeFlags);
+  return {
+    mode,
+    result,
+    stats,
+    extFlags,
+    write: writeFlags,
+    replace,
+    files,
+    symlinks,
+    gitlinks,
+    dirs,
+    deletes,
+    rmdirs: emptiedDirs(deletes, result),
+    clears,
+    replaceInTheWay: mode === 'force' || mode === 'restore',
+    fileBytes,
+    counts: { created, updated, deleted: deletes.length },
+  };
+}
+
+function assertMerged(index: CurrentIndex): void {
+  const paths: string[] = [];
+  for (let i = 0; i < index.entries.count; i++) {
+    if (index.stages[i] !== 0) {
+      const p = index.entries.display(i);
+      if (paths[paths.length - 1] !== p) paths.push(p);
+    }
+  }
+  if (paths.length === 0) return;
+  throw new PcheckoutError(
+    'ERR_UNMERGED',
+    `you need to resolve your current index first\n${paths.map((p) => `${p}: needs merge`).join('\n')}`,
+    { paths, ...(paths.length === 1 ? { path: paths[0]! } : {}) },
+  );
+}
+
+/** Every directory that holds an entry of the list (latin1 names). */
+function dirsOf(list: EntryList): Set<string> {
+  const out = new Set<string>();
+  let last = '';
+  for (let i = 0; i < list.count; i++) {
+    const name = list.name(i);
+    const slash = name.lastIndexOf('/');
+    if (slash < 0) continue;
+    const dir = name.slice(0, slash);
+    if (dir === last) continue;
+    last = dir;
+    for (const d of [dir, ...ancestors(dir)]) {
+      if (out.has(d)) break;
+      out.add(d);
+    }
+  }
+  return out;
+}
+
+/** Every directory of a fresh checkout, parents first, compared as bytes (no string per file). */
+function dirsOfAll(entries: EntryList): string[] {
+  const dirs: string[] = [];
+  const seen = new Set<string>();
   const { paths, starts } = entries;
   let lastStart = 0;
   let lastLen = 0;
   for (let i = 0; i < entries.count; i++) {
-    // Compare parent directories as bytes: a string is made only for a new directory.
     const start = starts[i]!;
     const slash = paths.lastIndexOf(0x2f, starts[i + 1]! - 2);
     const len = slash >= start ? slash - start : 0;
@@ -74,15 +526,25 @@ export function makePlan(odb: NativeOdb, entries: EntryList): Plan {
       lastStart = start;
       lastLen = len;
     }
-    const mode = entries.modes[i]!;
-    if (mode === MODE_SYMLINK) symlinks.push(i);
-    else if (mode === MODE_GITLINK) gitlinks.push(i);
-    else fileIdx.push(i);
   }
-  const files = locateFiles(odb, entries, fileIdx);
-  let fileBytes = 0;
-  for (const f of files) fileBytes += f.size;
-  return { entries, dirs, files, symlinks, gitlinks, fileBytes };
+  return dirs;
+}
+
+/** The directories of the entries this checkout writes, parents first. */
+function dirsToMake(result: EntryList, write: Uint8Array): string[] {
+  const dirs: string[] = [];
+  const seen = new Set<string>();
+  let last = '';
+  for (let k = 0; k < result.count; k++) {
+    if (write[k] !== 1) continue;
+    const name = result.name(k);
+    const slash = name.lastIndexOf('/');
+    const dir = slash < 0 ? '' : name.slice(0, slash);
+    if (dir === last) continue;
+    last = dir;
+    addDirs(dir, seen, dirs);
+  }
+  return dirs;
 }
 
 function addDirs(dir: string, seen: Set<string>, out: string[]): void {
@@ -93,42 +555,116 @@ function addDirs(dir: string, seen: Set<string>, out: string[]): void {
   out.push(dir);
 }
 
-/** Looks every blob up once, so a missing object fails the checkout before any write. */
-function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[]): FileTask[] {
-  const ids = Buffer.allocUnsafe(fileIdx.length * 20);
-  fileIdx.forEach((idx, k) => entries.oids.copy(ids, k * 20, idx * 20, idx * 20 + 20));
-  let info: Float64Array;
-  try {
-    info = odb.info(ids);
-  } catch (err) {
-    throw fromNative(err, 'cannot locate the blobs to check out');
+/** Parents of removed entries that the result no longer needs, deepest first. */
+function emptiedDirs(deletes: { path: string }[], result: EntryList): string[] {
+  const out = new Set<string>();
+  for (const { path } of deletes) {
+    for (const d of ancestors(path)) {
+      if (out.has(d) || holdsEntries(result, d)) break;
+      out.add(d);
+    }
   }
-  const files: FileTask[] = fileIdx.map((index, k) => {
-    const pack = info[4 * k]!;
-    if (pack === -2) {
-      throw new PcheckoutError(
-        'ERR_MISSING_OBJECT',
-        `blob ${entries.oidHex(index)} for ${entries.display(index)} is missing from the repository`,
-        { oid: entries.oidHex(index), path: entries.display(index) },
-      );
+  return [...out].sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : -1));
+}
+
+/** Whether some entry of the sorted list lies under directory `dir` (latin1). */
+function holdsEntries(list: EntryList, dir: string): boolean {
+  const prefix = Buffer.from(`${dir}/`, 'latin1');
+  let lo = 0;
+  let hi = list.count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = list.paths.compare(
+      prefix,
+      0,
+      prefix.length,
+      list.starts[mid]!,
+      list.starts[mid + 1]! - 1,
+    );
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo >= list.count) return false;
+  const start = list.starts[lo]!;
+  return (
+    list.starts[lo + 1]! - 1 - start >= prefix.length &&
+    list.paths.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0
+  );
+}
+
+/** Position of a latin1 path in a sorted list, or -1. */
+function findPath(list: EntryList, path: string): number {
+  const key = Buffer.from(path, 'latin1');
+  let lo = 0;
+  let hi = list.count - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = list.paths.compare(key, 0, key.length, list.starts[mid]!, list.starts[mid + 1]! - 1);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/**
+ * Whether a directory that must give way to a file holds anything that is neither a tracked
+ * file this checkout removes nor ignored (git: "would lose untracked files").
+ */
+function untrackedInside(
+  root: string,
+  dir: string,
+  index: EntryList | null,
+  fate: Uint8Array,
+  isIgnored: (path: string, isDir: boolean) => boolean,
+): boolean {
+  if (isIgnored(dir, true)) return false;
+  let names;
+  try {
+    names = readdirSync(Buffer.from(`${root}/${dir}`, 'latin1'), {
+      withFileTypes: true,
+      encoding: 'buffer',
+    });
+  } catch {
+    return false;
+  }
+  for (const ent of names) {
+    const path = `${dir}/${ent.name.toString('latin1')}`;
+    if (ent.isDirectory()) {
+      if (untrackedInside(root, path, index, fate, isIgnored)) return true;
+      continue;
     }
-    const type = info[4 * k + 3]!;
-    if (type !== TYPE_BLOB && type !== 6 && type !== 7) {
-      throw new PcheckoutError(
-        'ERR_CORRUPT_OBJECT',
-        `${entries.display(index)} points at ${entries.oidHex(index)}, which is not a blob`,
-        { oid: entries.oidHex(index), path: entries.display(index) },
-      );
-    }
-    return {
-      index,
-      pack: pack < 0 ? Number.MAX_SAFE_INTEGER : pack,
-      offset: info[4 * k + 1]!,
-      size: info[4 * k + 2]!,
-    };
-  });
-  // Pack order keeps delta families together (bases before their deltas), so a worker's
-  // base cache sees its bases again while they are still warm, and reads stay sequential.
-  files.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
-  return files;
+    const at = index ? findPath(index, path) : -1;
+    if (at >= 0 && fate[at] === 1) continue;
+    if (at >= 0) return true; // a tracked file that stays: the directory cannot go
+    if (!isIgnored(path, false)) return true;
+  }
+  return false;
+}
+
+/** The result index as one EntryList: each position taken from the index or the target. */
+function buildResult(
+  src: number[],
+  idx: number[],
+  I: EntryList | null,
+  M: EntryList | null,
+): EntryList {
+  const n = src.length;
+  let bytes = 0;
+  for (let k = 0; k < n; k++) {
+    const list = src[k] === 0 ? I! : M!;
+    bytes += list.starts[idx[k]! + 1]! - list.starts[idx[k]!]!;
+  }
+  const paths = Buffer.allocUnsafe(bytes);
+  const oids = Buffer.allocUnsafe(20 * n);
+  const modes = new Uint32Array(n);
+  let pos = 0;
+  for (let k = 0; k < n; k++) {
+    const list = src[k] === 0 ? I! : M!;
+    const j = idx[k]!;
+    pos += list.paths.copy(paths, pos, list.starts[j]!, list.starts[j + 1]!);
+    list.oids.copy(oids, 20 * k, 20 * j, 20 * j + 20);
+    modes[k] = list.modes[j]!;
+  }
+  return new EntryList({ count: n, paths, oids, modes });
 }

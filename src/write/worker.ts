@@ -1,29 +1,34 @@
 /**
- * Piscina worker: loads the addon once per thread and keeps one object reader per repository,
- * so packs stay mapped and the delta-base cache stays warm across the chunks it is handed.
+ * Piscina worker: loads the addon once per thread and keeps one object reader, so packs stay
+ * mapped and the delta-base cache stays warm across the chunks it is handed. The task shape is
+ * owned here; the constants every task would repeat come once, as the pool's workerData.
  */
+import { workerData } from 'node:worker_threads';
 import {
   loadAddon,
   type NativeOdb,
   type NativeWriteRequest,
   type NativeWriteResult,
 } from '../addon.js';
+import { probe, type ProbeRequest, type ProbeResult } from '../plan/probe.js';
 
-export interface WorkerTask {
+/** Given once per pool. */
+export interface WorkerConstants {
   objectDirs: string[];
   cacheBytes: number;
-  request: NativeWriteRequest;
 }
 
-const addon = loadAddon();
-const readers = new Map<string, NativeOdb>();
+export type WorkerTask =
+  { kind: 'write'; request: NativeWriteRequest } | { kind: 'probe'; request: ProbeRequest };
 
-export default function writeChunk(task: WorkerTask): NativeWriteResult {
-  const key = `${task.cacheBytes}\0${task.objectDirs.join('\0')}`;
-  let odb = readers.get(key);
-  if (!odb) {
-    odb = new addon.Odb(task.objectDirs, task.cacheBytes);
-    readers.set(key, odb);
-  }
+export type WorkerResult = NativeWriteResult | ProbeResult;
+
+const addon = loadAddon();
+const constants = workerData as WorkerConstants;
+let odb: NativeOdb | undefined;
+
+export default function run(task: WorkerTask): WorkerResult {
+  if (task.kind === 'probe') return probe(addon, task.request);
+  odb ??= new addon.Odb(constants.objectDirs, constants.cacheBytes);
   return odb.writeFiles(task.request);
 }

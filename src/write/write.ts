@@ -1,16 +1,16 @@
-import { Piscina } from 'piscina';
 import {
   FILE_COLLIDED,
   FILE_FAILED,
+  WRITE_REPLACE,
   type NativeOdb,
   type NativeWriteRequest,
   type NativeWriteResult,
 } from '../addon.js';
-import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
+import { fromNative } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import type { EntryList } from '../plan/entries.js';
-import type { FileTask, Plan } from '../plan/plan.js';
-import type { WorkerTask } from './worker.js';
+import type { FileTask } from '../plan/locate.js';
+import type { WorkerPool } from './pool.js';
 
 export interface Progress {
   /** Regular files finished so far. */
@@ -21,18 +21,15 @@ export interface Progress {
 
 export interface WriteSettings {
   root: string;
-  objectDirs: string[];
-  /** Worker threads when the pool is used. */
-  workers: number;
-  usePool: boolean;
-  cacheBytes: number;
+  /** The pool when it is used for this checkout, else the files are written in process. */
+  pool: WorkerPool | null;
   streamThreshold: number;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
 
 export interface WriteOutcome {
-  /** STAT_WORDS per tree entry (zero for entries not written here). */
+  /** STAT_WORDS per result entry (zero for entries not written here). */
   stats: Uint32Array;
   bytes: number;
   poolWorkers: number;
@@ -68,6 +65,7 @@ export function makeChunks(files: FileTask[], parts: number): FileTask[][] {
 
 function requestFor(
   entries: EntryList,
+  replace: Uint8Array,
   chunk: FileTask[],
   settings: WriteSettings,
 ): NativeWriteRequest {
@@ -77,12 +75,14 @@ function requestFor(
   const oids = Buffer.allocUnsafe(chunk.length * 20);
   const modes = new Uint32Array(chunk.length);
   const sizes = new Float64Array(chunk.length);
+  const flags = new Uint8Array(chunk.length);
   let pos = 0;
   chunk.forEach((f, k) => {
     pos += entries.paths.copy(paths, pos, entries.starts[f.index]!, entries.starts[f.index + 1]!);
     entries.oids.copy(oids, k * 20, f.index * 20, f.index * 20 + 20);
     modes[k] = entries.modes[f.index]!;
     sizes[k] = f.size;
+    flags[k] = replace[f.index] === 1 ? WRITE_REPLACE : 0;
   });
   return {
     root: settings.root,
@@ -90,21 +90,22 @@ function requestFor(
     oids,
     modes,
     sizes,
+    flags,
     streamThreshold: settings.streamThreshold,
   };
 }
 
 /**
- * Writes every regular file of the plan: in process (one libuv thread, sequentially) or on a
- * Piscina pool. Either way the same native writer does the work; chunks are handed out one at
- * a time to whoever is free, heaviest-first order is not needed because chunks are even.
+ * Writes regular files: in process (one libuv thread, sequentially) or on the pool. Either way
+ * the same native writer does the work; chunks are handed out one at a time to whoever is free.
  */
 export async function writeFiles(
-  plan: Plan,
+  entries: EntryList,
+  files: FileTask[],
+  replace: Uint8Array,
   mainOdb: NativeOdb,
   settings: WriteSettings,
 ): Promise<WriteOutcome> {
-  const { entries, files } = plan;
   const outcome: WriteOutcome = {
     stats: new Uint32Array(entries.count * STAT_WORDS),
     bytes: 0,
@@ -113,9 +114,8 @@ export async function writeFiles(
     failures: [],
   };
   if (files.length === 0) return outcome;
-  const parts = settings.usePool
-    ? settings.workers * 8
-    : Math.min(16, Math.ceil(files.length / 256));
+  const { pool } = settings;
+  const parts = pool ? pool.threads * 8 : Math.min(16, Math.ceil(files.length / 256));
   const chunks = makeChunks(files, parts);
   let done = 0;
   const absorb = (chunk: FileTask[], res: NativeWriteResult): void => {
@@ -135,12 +135,12 @@ export async function writeFiles(
     settings.onProgress?.({ done, total: files.length, bytes: outcome.bytes });
   };
 
-  if (!settings.usePool) {
+  if (!pool) {
     for (const chunk of chunks) {
       if (settings.signal?.aborted) break;
       let res: NativeWriteResult;
       try {
-        res = await mainOdb.writeFilesAsync(requestFor(entries, chunk, settings));
+        res = await mainOdb.writeFilesAsync(requestFor(entries, replace, chunk, settings));
       } catch (err) {
         throw fromNative(err, 'writing files failed');
       }
@@ -149,48 +149,21 @@ export async function writeFiles(
     return outcome;
   }
 
-  const threads = Math.min(settings.workers, chunks.length);
-  outcome.poolWorkers = threads;
-  const pool = new Piscina<WorkerTask, NativeWriteResult>({
-    filename: new URL('./worker.js', import.meta.url).href,
-    minThreads: threads,
-    maxThreads: threads,
-    concurrentTasksPerWorker: 1,
-    idleTimeout: Infinity,
-  });
+  const threads = Math.min(pool.threads, chunks.length);
+  outcome.poolWorkers = pool.threads;
   let next = 0;
   let firstError: unknown;
   const runOne = async (): Promise<void> => {
     while (next < chunks.length && firstError === undefined && !settings.signal?.aborted) {
       const chunk = chunks[next++]!;
-      const task: WorkerTask = {
-        objectDirs: settings.objectDirs,
-        cacheBytes: settings.cacheBytes,
-        request: requestFor(entries, chunk, settings),
-      };
       try {
-        absorb(chunk, await pool.run(task));
+        absorb(chunk, await pool.write(requestFor(entries, replace, chunk, settings)));
       } catch (err) {
         firstError ??= err;
       }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: threads }, runOne));
-  } finally {
-    await pool.destroy();
-  }
-  if (firstError !== undefined) {
-    // Coded errors come from the addon (the root vanished, …); anything else is the pool's.
-    if (isErrorCode((firstError as { code?: unknown }).code))
-      throw fromNative(firstError, 'a worker failed');
-    throw new PcheckoutError(
-      'ERR_WORKER',
-      `a checkout worker failed: ${(firstError as Error)?.message ?? firstError}`,
-      {
-        cause: firstError,
-      },
-    );
-  }
+  await Promise.all(Array.from({ length: threads }, runOne));
+  if (firstError !== undefined) throw firstError;
   return outcome;
 }

@@ -1,0 +1,93 @@
+#include "stat.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "beneath.h"
+
+namespace pc {
+
+void fill_stat(const struct stat& st, uint32_t* w) {
+  w[0] = static_cast<uint32_t>(st.st_ctim.tv_sec);
+  w[1] = static_cast<uint32_t>(st.st_ctim.tv_nsec);
+  w[2] = static_cast<uint32_t>(st.st_mtim.tv_sec);
+  w[3] = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+  w[4] = static_cast<uint32_t>(st.st_dev);
+  w[5] = static_cast<uint32_t>(st.st_ino);
+  w[6] = static_cast<uint32_t>(st.st_mode);
+  w[7] = static_cast<uint32_t>(st.st_uid);
+  w[8] = static_cast<uint32_t>(st.st_gid);
+  w[9] = static_cast<uint32_t>(st.st_size);
+}
+
+namespace {
+
+// Remembers the deepest directory known to be a chain of real directories, so paths sorted
+// in index order check each leading directory about once.
+class LeadingDirs {
+ public:
+  explicit LeadingDirs(int rootfd) : rootfd_(rootfd) {}
+
+  // True when every leading component of rel is a real directory.
+  bool ok(const char* rel) {
+    const char* slash = std::strrchr(rel, '/');
+    if (slash == nullptr) return true;
+    size_t len = static_cast<size_t>(slash - rel);
+    // The longest directory prefix shared by rel's parent and the verified directory.
+    size_t common = 0;
+    while (common < len && common < good_.size() && good_[common] == rel[common]) common++;
+    size_t keep;
+    if ((common == good_.size() || good_[common] == '/') && (common == len || rel[common] == '/')) {
+      keep = common;
+    } else {
+      size_t cut = good_.rfind('/', common == 0 ? 0 : common - 1);
+      keep = cut == std::string::npos ? 0 : cut;
+    }
+    if (keep == len) return true;  // the parent or a descendant of it is verified
+    good_.resize(keep);
+    for (size_t end = keep == 0 ? 0 : keep + 1; end <= len; end++) {
+      if (end < len && rel[end] != '/') continue;
+      std::string part(rel, end);
+      struct stat st;
+      if (fstatat(rootfd_, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+      good_ = std::move(part);
+    }
+    return true;
+  }
+
+ private:
+  int rootfd_;
+  std::string good_;
+};
+
+}  // namespace
+
+void stat_files(const StatRequest& req, StatResult* result) {
+  size_t n = req.paths.size();
+  result->stats.assign(n * kStatWords, 0);
+  result->status.assign(n, kPresent);
+  Fd root = open_root(req.root);
+  LeadingDirs dirs(root.get());
+  for (size_t i = 0; i < n; i++) {
+    const char* rel = req.paths[i];
+    uint32_t* words = &result->stats[i * kStatWords];
+    if (!dirs.ok(rel)) {
+      result->status[i] = kAbsent;
+      continue;
+    }
+    struct stat st;
+    if (fstatat(root.get(), rel, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      fill_stat(st, words);
+    } else if (errno == ENOENT || errno == ENOTDIR) {
+      result->status[i] = kAbsent;
+    } else {
+      result->status[i] = kStatFailed;
+      words[6] = static_cast<uint32_t>(errno);
+    }
+  }
+}
+
+}  // namespace pc

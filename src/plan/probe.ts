@@ -1,0 +1,206 @@
+/**
+ * The worktree side of planning: what is at each path, and whether a tracked file still
+ * matches its index entry (git's ie_match_stat, then a content hash where stat data cannot
+ * decide). Runs in process or in a pool worker on a chunk of paths; the request and result are
+ * plain data so they cross the thread boundary unchanged.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
+import { STAT_ABSENT, STAT_PRESENT, type Addon } from '../addon.js';
+import { STAT_WORDS } from '../index/write.js';
+
+/** What lstat found at a path. */
+export const KIND_ABSENT = 0;
+export const KIND_FILE = 1;
+export const KIND_SYMLINK = 2;
+export const KIND_DIR = 3;
+export const KIND_OTHER = 4;
+/** lstat failed with something other than ENOENT/ENOTDIR (EACCES, EIO, …). */
+export const KIND_ERROR = 5;
+
+export interface ProbeRequest {
+  root: string;
+  /** NUL-terminated relative paths, concatenated. */
+  paths: Buffer;
+  /** Per path: 1 = compare with the index entry below, 0 = only report what is there. */
+  compare: Uint8Array;
+  /** Per path (used where compare = 1): the index entry's mode, id and stat words. */
+  modes: Uint32Array;
+  oids: Buffer;
+  stats: Uint32Array;
+  /** The index file's mtime in seconds: entries stamped that second or later are racy. */
+  racySeconds: number;
+  /** core.filemode: whether the executable bit counts. */
+  fileMode: boolean;
+}
+
+export interface ProbeResult {
+  /** Per path: KIND_*. */
+  kinds: Uint8Array;
+  /** Per path: 1 when the worktree matches the index entry (compare = 1 only). */
+  clean: Uint8Array;
+  /** Per path: 1 when clean was decided by hashing the content (the fresh stat is then good). */
+  hashed: Uint8Array;
+  /** STAT_WORDS per path, fresh from lstat. */
+  stats: Uint32Array;
+}
+
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+const S_IFDIR = 0o040000;
+const MODE_GITLINK = 0o160000;
+
+function kindOf(mode: number): number {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return KIND_FILE;
+    case S_IFLNK:
+      return KIND_SYMLINK;
+    case S_IFDIR:
+      return KIND_DIR;
+    default:
+      return KIND_OTHER;
+  }
+}
+
+/** git's blob id of `data`. */
+export function blobId(data: Buffer): Buffer {
+  return createHash('sha1').update(`blob ${data.length}\0`).update(data).digest();
+}
+
+const READ_CHUNK = 1 << 20;
+
+/** The blob id of a regular file's content, read without following a final symlink. */
+function hashFile(path: Buffer): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const hash = createHash('sha1').update(`blob ${size}\0`);
+    const buf = Buffer.allocUnsafe(Math.min(Math.max(size, 1), READ_CHUNK));
+    let total = 0;
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      total += n;
+      hash.update(buf.subarray(0, n));
+    }
+    return total === size ? hash.digest() : undefined; // changed while read: not clean
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function hashLink(path: Buffer): Buffer | undefined {
+  try {
+    return blobId(readlinkSync(path, { encoding: 'buffer' }));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * git's stat comparison (default core.checkStat, core.trustctime): times, inode, owner, size and
+ * type; the device is not compared (git is built without USE_STDEV).
+ */
+function statMatches(a: Uint32Array, ai: number, b: Uint32Array, bi: number): boolean {
+  for (const w of [0, 1, 2, 3, 5, 7, 8, 9]) if (a[ai + w] !== b[bi + w]) return false;
+  return true;
+}
+
+export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
+  const { stats, status } = addon.statFiles({ root: req.root, paths: req.paths });
+  const n = status.length;
+  const kinds = new Uint8Array(n);
+  const clean = new Uint8Array(n);
+  const hashed = new Uint8Array(n);
+  const prefix = Buffer.from(`${req.root}/`);
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const end = req.paths.indexOf(0, start);
+    const s = i * STAT_WORDS;
+    const st = status[i]!;
+    const mode = stats[s + 6]!;
+    kinds[i] = st === STAT_PRESENT ? kindOf(mode) : st === STAT_ABSENT ? KIND_ABSENT : KIND_ERROR;
+    if (req.compare[i] === 1 && st === STAT_PRESENT) {
+      const full = (): Buffer => Buffer.concat([prefix, req.paths.subarray(start, end)]);
+      const want = req.modes[i]!;
+      const kind = kinds[i]!;
+      if (want === MODE_GITLINK) {
+        // An unpopulated or populated submodule is a directory; git compares the submodule's
+        // HEAD only for a populated one, and a checkout never writes inside it.
+        clean[i] = kind === KIND_DIR ? 1 : 0;
+      } else if ((want & S_IFMT) === S_IFLNK ? kind === KIND_SYMLINK : kind === KIND_FILE) {
+        const execOk = !req.fileMode || kind !== KIND_FILE || (mode & 0o100) === (want & 0o100);
+        const racy = req.stats[s + 2]! >= req.racySeconds && req.racySeconds > 0;
+        const indexSize = req.stats[s + 9]!;
+        if (!execOk) {
+          clean[i] = 0;
+        } else if (statMatches(stats, s, req.stats, s) && !racy) {
+          clean[i] = 1;
+        } else if (indexSize !== stats[s + 9] && indexSize !== 0) {
+          clean[i] = 0; // the size changed: modified, no need to read it
+        } else {
+          const id = kind === KIND_SYMLINK ? hashLink(full()) : hashFile(full());
+          const same = id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20));
+          clean[i] = same ? 1 : 0;
+          hashed[i] = same ? 1 : 0;
+        }
+      }
+    }
+    start = end + 1;
+  }
+  return { kinds, clean, hashed, stats };
+}
+
+/** Splits a probe into about `parts` contiguous pieces of equal count (for the pool). */
+export function splitProbe(req: ProbeRequest, parts: number): ProbeRequest[] {
+  const n = req.compare.length;
+  const per = Math.max(1, Math.ceil(n / Math.max(1, parts)));
+  const out: ProbeRequest[] = [];
+  let pos = 0;
+  for (let from = 0; from < n; from += per) {
+    const to = Math.min(n, from + per);
+    let end = pos;
+    for (let k = from; k < to; k++) end = req.paths.indexOf(0, end) + 1;
+    out.push({
+      root: req.root,
+      paths: req.paths.subarray(pos, end),
+      compare: req.compare.subarray(from, to),
+      modes: req.modes.subarray(from, to),
+      oids: req.oids.subarray(20 * from, 20 * to),
+      stats: req.stats.subarray(from * STAT_WORDS, to * STAT_WORDS),
+      racySeconds: req.racySeconds,
+      fileMode: req.fileMode,
+    });
+    pos = end;
+  }
+  return out;
+}
+
+/** The results of split probes, joined back in order. */
+export function joinProbes(results: ProbeResult[]): ProbeResult {
+  const cat8 = (key: 'kinds' | 'clean' | 'hashed'): Uint8Array => {
+    const out = new Uint8Array(results.reduce((n, r) => n + r[key].length, 0));
+    let at = 0;
+    for (const r of results) {
+      out.set(r[key], at);
+      at += r[key].length;
+    }
+    return out;
+  };
+  const stats = new Uint32Array(results.reduce((n, r) => n + r.stats.length, 0));
+  let at = 0;
+  for (const r of results) {
+    stats.set(r.stats, at);
+    at += r.stats.length;
+  }
+  return { kinds: cat8('kinds'), clean: cat8('clean'), hashed: cat8('hashed'), stats };
+}

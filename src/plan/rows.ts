@@ -1,0 +1,87 @@
+import type { EntryList } from './entries.js';
+
+/**
+ * The union of the paths of the current index (I), the tree HEAD points at (H) and the target
+ * tree (M), in index order: one row per path with the position of the path in each list (-1
+ * where it is absent). Unmerged index entries (stages 1–3) collapse into one row.
+ */
+export interface Rows {
+  count: number;
+  i: Int32Array;
+  h: Int32Array;
+  m: Int32Array;
+  /** 1 where the index has the path only as unmerged stages. */
+  unmerged: Uint8Array;
+}
+
+/** Sign of comparing path a[i] with path b[j] as bytes (git's index order). */
+export function comparePaths(a: EntryList, i: number, b: EntryList, j: number): number {
+  return a.paths.compare(
+    b.paths,
+    b.starts[j]!,
+    b.starts[j + 1]! - 1,
+    a.starts[i]!,
+    a.starts[i + 1]! - 1,
+  );
+}
+
+/** Same object id and mode. */
+export function sameEntry(a: EntryList, i: number, b: EntryList, j: number): boolean {
+  return (
+    a.modes[i] === b.modes[j] &&
+    a.oids.compare(b.oids, 20 * j, 20 * j + 20, 20 * i, 20 * i + 20) === 0
+  );
+}
+
+export function joinRows(
+  index: EntryList | null,
+  stages: Uint8Array | null,
+  head: EntryList | null,
+  target: EntryList | null,
+): Rows {
+  const nI = index?.count ?? 0;
+  const nH = head?.count ?? 0;
+  const nM = target?.count ?? 0;
+  const cap = nI + nH + nM;
+  const ri = new Int32Array(cap);
+  const rh = new Int32Array(cap);
+  const rm = new Int32Array(cap);
+  const unmerged = new Uint8Array(cap);
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let n = 0;
+  while (a < nI || b < nH || c < nM) {
+    // The smallest path among the three heads.
+    let list: EntryList | null = null;
+    let at = -1;
+    if (a < nI) {
+      list = index;
+      at = a;
+    }
+    if (b < nH && (list === null || comparePaths(head!, b, list, at) < 0)) {
+      list = head;
+      at = b;
+    }
+    if (c < nM && (list === null || comparePaths(target!, c, list!, at) < 0)) {
+      list = target;
+      at = c;
+    }
+    ri[n] = rh[n] = rm[n] = -1;
+    if (a < nI && (list === index || comparePaths(index!, a, list!, at) === 0)) {
+      // All stages of the path: stage 0 alone, or unmerged stages 1–3.
+      const first = a;
+      let conflicted = false;
+      do {
+        if (stages![a] !== 0) conflicted = true;
+        a++;
+      } while (a < nI && comparePaths(index!, a, index!, first) === 0);
+      ri[n] = first;
+      unmerged[n] = conflicted ? 1 : 0;
+    }
+    if (b < nH && (list === head || comparePaths(head!, b, list!, at) === 0)) rh[n] = b++;
+    if (c < nM && (list === target || comparePaths(target!, c, list!, at) === 0)) rm[n] = c++;
+    n++;
+  }
+  return { count: n, i: ri, h: rh, m: rm, unmerged };
+}

@@ -1,0 +1,32 @@
+import type { NativeOdb } from '../addon.js';
+import { PcheckoutError, fromNative } from '../errors.js';
+import { oidBuffer } from '../repo/objects.js';
+import { EntryList } from './entries.js';
+
+export const MODE_FILE = 0o100644;
+export const MODE_EXEC = 0o100755;
+export const MODE_SYMLINK = 0o120000;
+export const MODE_GITLINK = 0o160000;
+
+/** The tree, recursively, as one flat list in index order. */
+export function walkTree(odb: NativeOdb, tree: string): EntryList {
+  let raw;
+  try {
+    raw = odb.walkTree(oidBuffer(tree));
+  } catch (err) {
+    throw fromNative(err, `cannot read tree ${tree}`);
+  }
+  const entries = new EntryList(raw);
+  for (let i = 1; i < entries.count; i++) {
+    // Trees are sorted, so their walk is already in index order; a tree that breaks the rule
+    // would break the index too, so refuse it rather than guess.
+    if (Buffer.compare(entries.pathBytes(i - 1), entries.pathBytes(i)) >= 0) {
+      throw new PcheckoutError(
+        'ERR_CORRUPT_OBJECT',
+        `tree ${tree} lists ${entries.display(i - 1)} and ${entries.display(i)} out of order`,
+        { oid: tree },
+      );
+    }
+  }
+  return entries;
+}

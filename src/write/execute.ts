@@ -1,0 +1,254 @@
+/**
+ * The executor: carries out a Plan in git's order — removals first (files, then the
+ * directories they leave empty), then whatever is in the way, directories, regular files (in
+ * process or on the pool), and symlinks and gitlinks last, on this thread, so that no link
+ * made during the writes can redirect one.
+ */
+import {
+  lstatSync,
+  mkdirSync,
+  rmSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+  type BigIntStats,
+} from 'node:fs';
+import { FILE_COLLIDED, FILE_FAILED, type NativeOdb } from '../addon.js';
+import { PcheckoutError, fromSystem } from '../errors.js';
+import { STAT_WORDS } from '../index/write.js';
+import { readObject } from '../repo/objects.js';
+import type { Plan } from '../plan/plan.js';
+import { writeFiles, type Progress, type WriteOutcome } from './write.js';
+import type { WorkerPool } from './pool.js';
+
+export interface ExecuteSettings {
+  root: string;
+  pool: WorkerPool | null;
+  streamThreshold: number;
+  /** core.symlinks: false writes a link's target as a plain file. */
+  symlinks: boolean;
+  onProgress: ((p: Progress) => void) | undefined;
+  signal: AbortSignal | undefined;
+}
+
+export interface ExecuteOutcome extends WriteOutcome {
+  /** Paths that collided with another entry (case-insensitive filesystems), sorted. */
+  collisions: string[];
+}
+
+const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR']);
+
+function abs(root: string, rel: string): Buffer {
+  return Buffer.concat([Buffer.from(`${root}/`), Buffer.from(rel, 'latin1')]);
+}
+
+const display = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
+
+function errCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException)?.code;
+}
+
+function removeOld(root: string, plan: Plan): void {
+  for (const { path, dir } of plan.deletes) {
+    try {
+      if (dir) rmdirSync(abs(root, path));
+      else unlinkSync(abs(root, path));
+    } catch (err) {
+      const code = errCode(err);
+      // A submodule directory that is not empty stays, as with git.
+      if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) continue;
+      if (!ENOENT_LIKE.has(code ?? '')) throw fromSystem(err, 'remove', display(path));
+    }
+  }
+  for (const dir of plan.rmdirs) {
+    try {
+      rmdirSync(abs(root, dir));
+    } catch {
+      /* not empty (untracked or ignored files stay), or already gone */
+    }
+  }
+  for (const path of plan.clears) {
+    try {
+      rmSync(abs(root, path), { recursive: true, force: true });
+    } catch (err) {
+      throw fromSystem(err, 'remove', display(path));
+    }
+  }
+}
+
+/**
+ * Makes the directories, parents first. One that exists must be a real directory: a file or
+ * symlink in its place is replaced when the plan allows it, else the checkout stops here.
+ */
+function makeDirs(root: string, plan: Plan): void {
+  const make = (rel: string): void => {
+    const path = abs(root, rel);
+    try {
+      mkdirSync(path);
+      return;
+    } catch (err) {
+      if (errCode(err) !== 'EEXIST') throw fromSystem(err, 'create directory', display(rel));
+    }
+    // Parents were checked first, so this lstat cannot pass through a link.
+    if (lstatSync(path).isDirectory()) return;
+    if (!plan.replaceInTheWay) {
+      throw new PcheckoutError(
+        'ERR_WOULD_OVERWRITE',
+        `cannot create directory ${display(rel)}: a file or symlink is in the way`,
+        { path: display(rel), paths: [display(rel)] },
+      );
+    }
+    try {
+      unlinkSync(path);
+      mkdirSync(path);
+    } catch (err) {
+      throw fromSystem(err, 'create directory', display(rel));
+    }
+  };
+  for (const dir of plan.dirs) make(dir);
+  for (const k of plan.gitlinks) make(plan.result.name(k));
+}
+
+function putStat(stats: Uint32Array, i: number, st: BigIntStats): void {
+  const w = (v: bigint): number => Number(v & 0xffffffffn);
+  const base = i * STAT_WORDS;
+  stats[base] = w(st.ctimeNs / 1_000_000_000n);
+  stats[base + 1] = w(st.ctimeNs % 1_000_000_000n);
+  stats[base + 2] = w(st.mtimeNs / 1_000_000_000n);
+  stats[base + 3] = w(st.mtimeNs % 1_000_000_000n);
+  stats[base + 4] = w(st.dev);
+  stats[base + 5] = w(st.ino);
+  stats[base + 6] = w(st.mode);
+  stats[base + 7] = w(st.uid);
+  stats[base + 8] = w(st.gid);
+  stats[base + 9] = w(st.size);
+}
+
+/** Symlinks go last and on this thread: a link made while workers write could redirect them. */
+function writeLinks(
+  odb: NativeOdb,
+  plan: Plan,
+  outcome: WriteOutcome,
+  settings: ExecuteSettings,
+): void {
+  const { result } = plan;
+  for (const k of plan.symlinks) {
+    const blob = readObject(odb, result.oidHex(k));
+    if (blob.type !== 'blob') {
+      throw new PcheckoutError(
+        'ERR_CORRUPT_OBJECT',
+        `symlink ${result.display(k)} points at a ${blob.type}`,
+        { oid: result.oidHex(k), path: result.display(k) },
+      );
+    }
+    const path = abs(settings.root, result.name(k));
+    try {
+      if (plan.replace[k] === 1) unlinkIfThere(path);
+      if (settings.symlinks) symlinkSync(blob.data, path);
+      else writeFileSync(path, blob.data, { flag: 'wx', mode: 0o666 });
+    } catch (err) {
+      const code = errCode(err);
+      if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') {
+        outcome.collided.push(k);
+        continue;
+      }
+      throw fromSystem(err, 'create symlink', result.display(k));
+    }
+    putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
+    outcome.bytes += blob.data.length;
+  }
+  for (const k of plan.gitlinks) {
+    putStat(outcome.stats, k, lstatSync(abs(settings.root, result.name(k)), { bigint: true }));
+  }
+}
+
+function unlinkIfThere(path: Buffer): void {
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if (!ENOENT_LIKE.has(errCode(err) ?? '')) throw err;
+  }
+}
+
+/**
+ * Entries whose path was taken when written: two names one filesystem treats as the same, or
+ * (forced) a directory in the way. Written again one by one, last one wins, as git does.
+ * Returns every path of each colliding group.
+ */
+function retryCollisions(
+  odb: NativeOdb,
+  plan: Plan,
+  outcome: WriteOutcome,
+  settings: ExecuteSettings,
+): string[] {
+  if (outcome.collided.length === 0) return [];
+  const { result } = plan;
+  const sizes = new Map(plan.files.map((f) => [f.index, f.size]));
+  const groups: number[] = [];
+  for (const k of outcome.collided) {
+    if (result.modes[k] === 0o120000 || result.modes[k] === 0o160000) {
+      groups.push(k);
+      continue;
+    }
+    const path = abs(settings.root, result.name(k));
+    let wasDir = false;
+    try {
+      const st = lstatSync(path);
+      wasDir = st.isDirectory();
+      if (!wasDir) unlinkSync(path);
+      else if (plan.replaceInTheWay) rmSync(path, { recursive: true, force: true });
+    } catch {
+      /* nothing there (a leading component was in the way) */
+    }
+    const res = odb.writeFiles({
+      root: settings.root,
+      paths: Buffer.concat([result.pathBytes(k), Buffer.alloc(1)]),
+      oids: Buffer.from(result.oid(k)),
+      modes: Uint32Array.of(result.modes[k]!),
+      sizes: Float64Array.of(sizes.get(k) ?? 0),
+      streamThreshold: settings.streamThreshold,
+    });
+    if (res.status[0] === FILE_FAILED) {
+      outcome.failures.push({
+        index: k,
+        code: res.errors[0]!.code,
+        message: res.errors[0]!.message,
+      });
+    } else if (res.status[0] !== FILE_COLLIDED) {
+      outcome.stats.set(res.stats, k * STAT_WORDS);
+      outcome.bytes += res.bytes;
+      if (wasDir && plan.replaceInTheWay) continue; // a directory in the way, not a collision
+    }
+    groups.push(k);
+  }
+  if (groups.length === 0) return [];
+  // Report each group whole: the collided entries and the ones whose names fold to theirs.
+  const folded = new Set(groups.map((k) => result.display(k).toLowerCase()));
+  const names = new Set<string>();
+  for (let k = 0; k < result.count; k++) {
+    if (folded.has(result.display(k).toLowerCase())) names.add(result.display(k));
+  }
+  for (const k of groups) names.add(result.display(k));
+  return [...names].sort();
+}
+
+export async function execute(
+  odb: NativeOdb,
+  plan: Plan,
+  settings: ExecuteSettings,
+): Promise<ExecuteOutcome> {
+  removeOld(settings.root, plan);
+  makeDirs(settings.root, plan);
+  const outcome = await writeFiles(plan.result, plan.files, plan.replace, odb, {
+    root: settings.root,
+    pool: settings.pool,
+    streamThreshold: settings.streamThreshold,
+    onProgress: settings.onProgress,
+    signal: settings.signal,
+  });
+  if (settings.signal?.aborted) return { ...outcome, collisions: [] };
+  writeLinks(odb, plan, outcome, settings);
+  const collisions = retryCollisions(odb, plan, outcome, settings);
+  return { ...outcome, collisions };
+}

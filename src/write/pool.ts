@@ -1,0 +1,53 @@
+import { Piscina } from 'piscina';
+import type { NativeWriteRequest, NativeWriteResult } from '../addon.js';
+import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
+import type { ProbeRequest, ProbeResult } from '../plan/probe.js';
+import type { WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
+
+/**
+ * The Piscina pool, started once per checkout when the work is above the threshold and shared
+ * by the phases that use it (the worktree probe of planning, then the writes).
+ */
+export class WorkerPool {
+  private readonly pool: Piscina<WorkerTask, WorkerResult>;
+
+  constructor(
+    readonly threads: number,
+    constants: WorkerConstants,
+  ) {
+    this.pool = new Piscina<WorkerTask, WorkerResult>({
+      filename: new URL('./worker.js', import.meta.url).href,
+      minThreads: threads,
+      maxThreads: threads,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Infinity,
+      workerData: constants,
+    });
+  }
+
+  async write(request: NativeWriteRequest): Promise<NativeWriteResult> {
+    return (await this.run({ kind: 'write', request })) as NativeWriteResult;
+  }
+
+  async probe(request: ProbeRequest): Promise<ProbeResult> {
+    return (await this.run({ kind: 'probe', request })) as ProbeResult;
+  }
+
+  private async run(task: WorkerTask): Promise<WorkerResult> {
+    try {
+      return await this.pool.run(task);
+    } catch (err) {
+      // Coded errors come from the addon (the root vanished, …); anything else is the pool's.
+      if (isErrorCode((err as { code?: unknown })?.code)) throw fromNative(err, 'a worker failed');
+      throw new PcheckoutError(
+        'ERR_WORKER',
+        `a checkout worker failed: ${(err as Error)?.message ?? err}`,
+        { cause: err },
+      );
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await this.pool.destroy();
+  }
+}
