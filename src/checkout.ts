@@ -4,10 +4,17 @@ import { join } from 'node:path';
 import { loadAddon, type Addon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
 import { readIndex, type IndexFile } from './index/read.js';
-import { leaveRacySecond, newestMtime } from './index/racy.js';
+import {
+  decideRacyWait,
+  leaveRacySecond,
+  newestMtime,
+  type RacyDecision,
+  type RacyPolicy,
+} from './index/racy.js';
 import { STAT_WORDS, buildIndex } from './index/write.js';
 import { LockFile } from './lock.js';
 import {
+  invalidOption,
   optionalBoolean,
   optionalFunction,
   optionalInteger,
@@ -57,11 +64,12 @@ export interface CheckoutOptions {
   signal?: AbortSignal;
   /**
    * git trusts an entry's stat data only if the index is from a later second than the file
-   * ("racy git"); otherwise it re-reads and hashes the file on its next look. By default the
-   * index is written once the clock has left the second of the newest file (at most ~1 s of
-   * waiting). `false` skips the wait: git then re-hashes those files once, on its next status.
+   * ("racy git"); otherwise it re-reads and hashes the file on its next look. `'auto'` (the
+   * default) waits for the clock to leave the second of the newest file (at most ~1 s) only when
+   * git's re-hash of the files written in that second would cost more than the wait; `true` /
+   * `'always'` always waits, `false` / `'never'` never does.
    */
-  racyWait?: boolean;
+  racyWait?: boolean | RacyPolicy;
 }
 
 export interface CheckoutSummary {
@@ -92,6 +100,8 @@ export interface CheckoutSummary {
   inflater: 'libdeflate' | 'zlib';
   /** Paths that collided with another entry (e.g. case-insensitive filesystems), sorted. */
   collisions: string[];
+  /** The racy-git decision: entries written in the index's second, their bytes, and whether it waited. */
+  racy: RacyDecision;
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
@@ -108,7 +118,14 @@ interface Settings {
   threshold: number | undefined;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
-  racyWait: boolean;
+  racyWait: RacyPolicy;
+}
+
+function racyPolicy(value: unknown): RacyPolicy {
+  if (value === undefined || value === 'auto') return 'auto';
+  if (value === true || value === 'always') return 'always';
+  if (value === false || value === 'never') return 'never';
+  throw invalidOption('racyWait', "a boolean or 'auto', 'always', 'never'", value);
 }
 
 function validate(repoPath: unknown, options: unknown): Settings {
@@ -130,7 +147,7 @@ function validate(repoPath: unknown, options: unknown): Settings {
     threshold: optionalInteger('threshold', o['threshold'], 0),
     onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
     signal: optionalSignal('signal', o['signal']),
-    racyWait: optionalBoolean('racyWait', o['racyWait']) ?? true,
+    racyWait: racyPolicy(o['racyWait']),
   };
   if (settings.restore && settings.ref !== undefined) {
     throw new PcheckoutError(
@@ -194,6 +211,7 @@ function headTree(refs: Refs, odb: NativeOdb): EntryList {
 /** Starts the pool on first use; shared by the probe and the writes of one checkout. */
 class LazyPool {
   private pool: WorkerPool | null = null;
+  private starting: Promise<WorkerPool> | null = null;
 
   constructor(
     private readonly workers: number,
@@ -204,16 +222,19 @@ class LazyPool {
     return this.pool;
   }
 
-  get(): WorkerPool {
-    this.pool ??= new WorkerPool(this.workers, {
+  async get(): Promise<WorkerPool> {
+    this.starting ??= WorkerPool.start(this.workers, {
       objectDirs: this.repo.objectDirs,
       cacheBytes: CACHE_BYTES,
-    });
-    return this.pool;
+    }).then((pool) => (this.pool = pool));
+    return this.starting;
   }
 
   async destroy(): Promise<void> {
-    await this.pool?.destroy();
+    await (this.starting ?? Promise.resolve(null)).then(
+      (pool) => pool?.destroy(),
+      () => {},
+    );
   }
 }
 
@@ -226,7 +247,7 @@ function prober(
 ): (req: ProbeRequest) => Promise<ProbeResult> {
   return async (req) => {
     if (workers <= 1 || req.compare.length <= threshold) return probe(addon, req);
-    const p = pool.get();
+    const p = await pool.get();
     const parts = splitProbe(req, p.threads * 4);
     return joinProbes(await Promise.all(parts.map((part) => p.probe(part))));
   };
@@ -298,7 +319,6 @@ export async function checkout(
       isIgnored: lazyExcludes(repo),
       probe: prober(addon, pool, workers, threshold),
     });
-    const toWrite = plan.files.length + plan.symlinks.length + plan.gitlinks.length;
     const usePool = workers > 1 && plan.files.length > threshold;
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
     if (usePool) odb.releaseCache();
@@ -308,7 +328,7 @@ export async function checkout(
     // Write: removals, directories, files (in process or on the pool), links.
     const outcome = await execute(odb, plan, {
       root: repo.worktree,
-      pool: usePool ? pool.get() : null,
+      pool: usePool ? await pool.get() : null,
       streamThreshold: STREAM_THRESHOLD,
       symlinks: repo.config.getBool('core.symlinks') ?? true,
       onProgress: settings.onProgress,
@@ -330,9 +350,10 @@ export async function checkout(
     const index = buildIndex(plan.result, mergedStats(plan, outcome.stats), {
       extFlags: plan.extFlags,
     });
-    const waited = settings.racyWait && toWrite > 0 ? await leaveRacySecond(outcome.stats) : 0;
+    const racy = decideRacyWait(settings.racyWait, outcome.stats);
+    const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
     indexLock.write(index);
-    if (settings.racyWait && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
+    if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
       // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
       indexLock.touch();
     }
@@ -367,6 +388,7 @@ export async function checkout(
       threshold,
       inflater: addon.inflater,
       collisions: outcome.collisions,
+      racy,
       timings: {
         plan: round(planned - started),
         write: round(written - planned),

@@ -18,8 +18,10 @@ Options:
   -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores)
   -t, --threshold <n>   use workers only above this many files (default:
                         checkout.thresholdForParallelism, else 100)
-      --no-racy-wait    write the index at once, even if git will then re-hash the
-                        files written in the last second once (see README)
+      --racy-wait <when> auto (default): wait for the clock to leave the second of the
+                        newest file before writing the index only when git's re-hash of the
+                        files written in that second would cost more; always; never (see README)
+      --no-racy-wait    the same as --racy-wait=never
       --json            print the summary as JSON on stdout
   -q, --quiet           print nothing but errors
   -h, --help            show this help
@@ -41,6 +43,13 @@ function integerFlag(name: string, value: string | undefined): number | undefine
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) usageError(`--${name} expects a whole number, got '${value}'`);
   return Number(value);
+}
+
+function racyFlag(value: string | undefined, no: boolean | undefined): 'auto' | 'always' | 'never' {
+  if (no) return 'never';
+  if (value === undefined) return 'auto';
+  if (value === 'auto' || value === 'always' || value === 'never') return value;
+  usageError(`--racy-wait expects auto, always or never, got '${value}'`);
 }
 
 class ProgressBar {
@@ -95,6 +104,7 @@ async function main(argv: string[]): Promise<number> {
         threshold: { type: 'string', short: 't' },
         json: { type: 'boolean' },
         'no-racy-wait': { type: 'boolean' },
+        'racy-wait': { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -134,7 +144,7 @@ async function main(argv: string[]): Promise<number> {
       ...(values.restore ? { restore: true } : {}),
       ...(bar ? { onProgress: (p: Progress) => bar.update(p) } : {}),
       signal: controller.signal,
-      racyWait: values['no-racy-wait'] !== true,
+      racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
     });
     bar?.clear();
     if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);

@@ -2,20 +2,73 @@ import { STAT_WORDS } from './write.js';
 
 /**
  * git trusts an index entry's stat data only when the index file is from a later second than
- * the file ("racy git"; Debian's git compares whole seconds). These decide the short wait before
- * the index is written, so git does not re-hash what was just written.
+ * the file ("racy git"; Debian's git compares whole seconds); a racy entry is re-read and hashed
+ * on git's next look. Waiting for the second to pass before the index is written avoids that, at
+ * the price of the wait: `auto` pays it only when git's re-hashing would cost more.
  */
+export type RacyPolicy = 'auto' | 'always' | 'never';
+
+export interface RacyDecision {
+  policy: RacyPolicy;
+  /** Written entries that would be racy if the index were written at once, and their bytes. */
+  entries: number;
+  bytes: number;
+  /** What git's re-hash of those would cost (estimated, ms) and the wait that avoids it. */
+  rehashMs: number;
+  waitMs: number;
+  waited: boolean;
+}
+
+// git's re-hash rate for racy entries, measured here (Linux tree and 20,000 one-byte files on
+// tmpfs, `git status` with every entry racy against without): ~13 µs per file plus ~9 ms per MiB
+// (sha1dc). Conservative on purpose: on a quiet machine git is faster, and waiting costs more.
+const REHASH_MS_PER_FILE = 0.013;
+const REHASH_MS_PER_BYTE = 9 / (1024 * 1024);
+const MAX_RACY_WAIT_MS = 2000; // a file stamped far in the future (clock skew) is not waited for
+const MARGIN_MS = 5; // file times come from a coarse clock
+
 export function newestMtime(stats: Uint32Array): number {
   let newest = 0;
   for (let i = 2; i < stats.length; i += STAT_WORDS) if (stats[i]! > newest) newest = stats[i]!;
   return newest;
 }
 
-const MAX_RACY_WAIT_MS = 2000; // a file stamped far in the future (clock skew) is not waited for
+/** Decides whether to wait, from the stat data of the entries just written. */
+export function decideRacyWait(
+  policy: RacyPolicy,
+  written: Uint32Array,
+  now = Date.now(),
+): RacyDecision {
+  const second = Math.floor(now / 1000);
+  let entries = 0;
+  let bytes = 0;
+  let newest = 0;
+  for (let s = 0; s < written.length; s += STAT_WORDS) {
+    const mtime = written[s + 2]!;
+    if (mtime === 0 && written[s + 5] === 0) continue; // not written by this checkout
+    if (mtime > newest) newest = mtime;
+    if (mtime >= second) {
+      entries++;
+      bytes += written[s + 9]!;
+    }
+  }
+  const waitMs = entries === 0 ? 0 : Math.max(0, (newest + 1) * 1000 + MARGIN_MS - now);
+  const rehashMs = entries * REHASH_MS_PER_FILE + bytes * REHASH_MS_PER_BYTE;
+  const worth = waitMs > 0 && waitMs <= MAX_RACY_WAIT_MS;
+  const waited = worth && (policy === 'always' || (policy === 'auto' && waitMs < rehashMs));
+  return {
+    policy,
+    entries,
+    bytes,
+    rehashMs: Math.round(rehashMs * 10) / 10,
+    waitMs: Math.round(waitMs * 10) / 10,
+    waited,
+  };
+}
 
 /** Sleeps until the wall clock is past the second of the newest mtime; returns the ms waited. */
 export async function leaveRacySecond(stats: Uint32Array): Promise<number> {
-  const until = (newestMtime(stats) + 1) * 1000 + 5; // +5 ms: file times come from a coarse clock
+  const until = (newestMtime(stats) + 1) * 1000 + MARGIN_MS;
   const wait = until - Date.now();
   if (wait <= 0 || wait > MAX_RACY_WAIT_MS) return 0;
   await new Promise((resolve) => setTimeout(resolve, wait));

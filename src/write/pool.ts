@@ -1,4 +1,4 @@
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { NativeWriteRequest, NativeWriteResult } from '../addon.js';
 import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
 import type { ProbeRequest, ProbeResult } from '../plan/probe.js';
@@ -9,13 +9,15 @@ import type { WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
  * by the phases that use it (the worktree probe of planning, then the writes).
  */
 export class WorkerPool {
-  private readonly pool: Piscina<WorkerTask, WorkerResult>;
-
-  constructor(
+  private constructor(
     readonly threads: number,
-    constants: WorkerConstants,
-  ) {
-    this.pool = new Piscina<WorkerTask, WorkerResult>({
+    private readonly pool: Piscina<WorkerTask, WorkerResult>,
+  ) {}
+
+  /** Piscina is loaded here, on first use: a checkout below the threshold never pays for it. */
+  static async start(threads: number, constants: WorkerConstants): Promise<WorkerPool> {
+    const { Piscina } = await import('piscina');
+    const pool = new Piscina<WorkerTask, WorkerResult>({
       filename: new URL('./worker.js', import.meta.url).href,
       minThreads: threads,
       maxThreads: threads,
@@ -23,6 +25,7 @@ export class WorkerPool {
       idleTimeout: Infinity,
       workerData: constants,
     });
+    return new WorkerPool(threads, pool);
   }
 
   async write(request: NativeWriteRequest): Promise<NativeWriteResult> {
