@@ -308,7 +308,10 @@ export async function checkout(
 
     // Plan: target entries, the two-way merge against index and worktree, blobs located.
     const targetEntries = target ? walkTree(odb, target.tree) : null;
-    assertNoConversions(repo, odb, targetEntries ?? current!.entries);
+    // Until conversions land: refuse what would need one, on the way out (the current index's
+    // attributes, for the dirty check) or in (the target's).
+    if (current) assertNoConversions(repo, odb, current.entries);
+    if (targetEntries) assertNoConversions(repo, odb, targetEntries);
     const plan = await makePlan(odb, {
       mode,
       root: repo.worktree,

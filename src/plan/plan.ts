@@ -137,52 +137,60 @@ function* ancestors(path: string): Generator<string> {
     yield path.slice(0, s);
 }
 
-/** The probe list: paths with what to compare them with, filled row by row. */
+/**
+ * The probe list: paths to look at, each either an index entry (compared with its stat data)
+ * or a bare path. Built into flat arrays in one pass once complete.
+ */
 class ProbeList {
-  readonly rows: number[] = [];
-  readonly compare: number[] = [];
-  private readonly parts: Buffer[] = [];
-  private readonly oidParts: Buffer[] = [];
-  readonly modes: number[] = [];
-  readonly stats: number[] = [];
-  private static readonly ZERO_OID = Buffer.alloc(20);
+  private readonly entries: number[] = []; // index entry, or -1 for a bare path
+  private readonly bare: Buffer[] = [];
 
-  add(
-    row: number,
-    path: Buffer,
-    entry?: { list: EntryList; i: number; stats: Uint32Array },
-  ): number {
-    this.rows.push(row);
-    this.parts.push(path, Buffer.alloc(1));
-    if (entry) {
-      this.compare.push(1);
-      this.modes.push(entry.list.modes[entry.i]!);
-      this.oidParts.push(entry.list.oid(entry.i));
-      for (let w = 0; w < STAT_WORDS; w++) this.stats.push(entry.stats[entry.i * STAT_WORDS + w]!);
-    } else {
-      this.compare.push(0);
-      this.modes.push(0);
-      this.oidParts.push(ProbeList.ZERO_OID);
-      for (let w = 0; w < STAT_WORDS; w++) this.stats.push(0);
-    }
-    return this.rows.length - 1;
+  addEntry(i: number): number {
+    this.entries.push(i);
+    return this.entries.length - 1;
+  }
+
+  addPath(path: Buffer): number {
+    this.entries.push(-1 - this.bare.length);
+    this.bare.push(path);
+    return this.entries.length - 1;
   }
 
   get size(): number {
-    return this.rows.length;
+    return this.entries.length;
   }
 
-  request(root: string, racySeconds: number, fileMode: boolean): ProbeRequest {
-    return {
-      root,
-      paths: Buffer.concat(this.parts),
-      compare: Uint8Array.from(this.compare),
-      modes: Uint32Array.from(this.modes),
-      oids: Buffer.concat(this.oidParts),
-      stats: Uint32Array.from(this.stats),
-      racySeconds,
-      fileMode,
-    };
+  request(
+    root: string,
+    index: CurrentIndex | null,
+    racySeconds: number,
+    fileMode: boolean,
+  ): ProbeRequest {
+    const n = this.entries.length;
+    const list = index?.entries;
+    let bytes = 0;
+    for (const e of this.entries)
+      bytes += e >= 0 ? list!.starts[e + 1]! - list!.starts[e]! : this.bare[-1 - e]!.length + 1;
+    const paths = Buffer.allocUnsafe(bytes);
+    const compare = new Uint8Array(n);
+    const modes = new Uint32Array(n);
+    const oids = Buffer.alloc(20 * n);
+    const stats = new Uint32Array(n * STAT_WORDS);
+    let pos = 0;
+    for (let k = 0; k < n; k++) {
+      const e = this.entries[k]!;
+      if (e < 0) {
+        pos += this.bare[-1 - e]!.copy(paths, pos);
+        paths[pos++] = 0;
+        continue;
+      }
+      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[e + 1]!);
+      compare[k] = 1;
+      modes[k] = list!.modes[e]!;
+      list!.oids.copy(oids, 20 * k, 20 * e, 20 * e + 20);
+      stats.set(index!.stats.subarray(e * STAT_WORDS, (e + 1) * STAT_WORDS), k * STAT_WORDS);
+    }
+    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode };
   }
 }
 
@@ -214,10 +222,10 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     return H!.pathBytes(rows.h[r]!);
   };
   const compareRow = (r: number): void => {
-    rowProbe[r] = probes.add(r, pathOf(r), { list: I!, i: rows.i[r]!, stats: index!.stats });
+    rowProbe[r] = probes.addEntry(rows.i[r]!);
   };
   const lookRow = (r: number): void => {
-    rowProbe[r] = probes.add(r, pathOf(r));
+    rowProbe[r] = probes.addPath(pathOf(r));
   };
   const skipWorktree = (i: number): boolean => (index!.extFlags[i]! & SKIP_WORKTREE) !== 0;
   for (let r = 0; r < rows.count; r++) {
@@ -254,14 +262,14 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       if (rows.m[r]! < 0 || rows.i[r]! >= 0) continue;
       for (const d of ancestors(M.name(rows.m[r]!))) {
         if (known.has(d) || dirSlots.has(d)) break;
-        dirSlots.set(d, probes.add(-1, Buffer.from(d, 'latin1')));
+        dirSlots.set(d, probes.addPath(Buffer.from(d, 'latin1')));
       }
     }
   }
   const found =
     probes.size === 0
       ? EMPTY_PROBE
-      : await input.probe(probes.request(input.root, racySeconds, input.fileMode));
+      : await input.probe(probes.request(input.root, index, racySeconds, input.fileMode));
   const kindAt = (r: number): number =>
     rowProbe[r]! < 0 ? KIND_ABSENT : found.kinds[rowProbe[r]!]!;
   const cleanAt = (r: number): boolean => rowProbe[r]! < 0 || found.clean[rowProbe[r]!] === 1;

@@ -111,8 +111,16 @@ function hashLink(path: Buffer): Buffer | undefined {
  * type; the device is not compared (git is built without USE_STDEV).
  */
 function statMatches(a: Uint32Array, ai: number, b: Uint32Array, bi: number): boolean {
-  for (const w of [0, 1, 2, 3, 5, 7, 8, 9]) if (a[ai + w] !== b[bi + w]) return false;
-  return true;
+  return (
+    a[ai] === b[bi] &&
+    a[ai + 1] === b[bi + 1] &&
+    a[ai + 2] === b[bi + 2] &&
+    a[ai + 3] === b[bi + 3] &&
+    a[ai + 5] === b[bi + 5] &&
+    a[ai + 7] === b[bi + 7] &&
+    a[ai + 8] === b[bi + 8] &&
+    a[ai + 9] === b[bi + 9]
+  );
 }
 
 export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
