@@ -36,6 +36,7 @@ import { walkTree } from './plan/tree.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
+import { removeBranchState } from './repo/state.js';
 import { execute } from './write/execute.js';
 import { WorkerPool } from './write/pool.js';
 import type { Progress } from './write/write.js';
@@ -93,7 +94,8 @@ export interface CheckoutSummary {
   gitlinks: number;
   /** Bytes of regular-file content written. */
   bytes: number;
-  pool: { used: boolean; workers: number };
+  /** Whether the writes ran on the pool, whether the worktree probe did, and its threads. */
+  pool: { used: boolean; probe: boolean; workers: number };
   /** The worker count in force (option, config or cores) and the threshold in force. */
   workers: number;
   threshold: number;
@@ -211,6 +213,8 @@ function headTree(refs: Refs, odb: NativeOdb): EntryList {
 /** Starts the pool on first use; shared by the probe and the writes of one checkout. */
 class LazyPool {
   private pool: WorkerPool | null = null;
+  /** Set when the worktree probe ran on the pool. */
+  probed = false;
   private starting: Promise<WorkerPool> | null = null;
 
   constructor(
@@ -248,6 +252,7 @@ function prober(
   return async (req) => {
     if (workers <= 1 || req.compare.length <= threshold) return probe(addon, req);
     const p = await pool.get();
+    pool.probed = true;
     const parts = splitProbe(req, p.threads * 4);
     return joinProbes(await Promise.all(parts.map((part) => p.probe(part))));
   };
@@ -370,6 +375,7 @@ export async function checkout(
         `checkout: moving from ${from} to ${settings.ref}`,
       );
     }
+    if (mode === 'switch' || mode === 'force') removeBranchState(repo);
     const headAfter = refs.read('HEAD');
     const indexed = performance.now();
     return {
@@ -386,7 +392,7 @@ export async function checkout(
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: pool.started !== null, workers: pool.started?.threads ?? 0 },
+      pool: { used: usePool, probe: pool.probed, workers: pool.started?.threads ?? 0 },
       workers,
       threshold,
       inflater: addon.inflater,

@@ -119,6 +119,10 @@ describe('test harness', () => {
     const dir = byGit(ofs);
     const oracle = assertMatchesGit(dir, ofs);
     const good = {
+      mode: 'fresh',
+      created: oracle.entries,
+      updated: 0,
+      deleted: 0,
       commit: oracle.commit,
       tree: oracle.tree,
       ref: oracle.symbolicRef,

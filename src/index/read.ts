@@ -76,6 +76,40 @@ export function readIndex(path: string): IndexFile | null {
   return parseIndex(buf, path, mtime);
 }
 
+/** Copies `n` bytes, four at a time (the names are short: a native copy costs more). */
+function copyBytes(src: DataView, from: number, dst: DataView, to: number, n: number): void {
+  let k = 0;
+  for (; k + 4 <= n; k += 4) dst.setUint32(to + k, src.getUint32(from + k, true), true);
+  for (; k < n; k++) dst.setUint8(to + k, src.getUint8(from + k));
+}
+
+/**
+ * memcmp order of the `alen` bytes at `a` and the `blen` at `b` (shorter first on a tie), both
+ * in `v`; their first `same` bytes are known to be equal. Compares big-endian words: unsigned
+ * word order is byte order.
+ */
+function compareBytes(
+  v: DataView,
+  a: number,
+  alen: number,
+  b: number,
+  blen: number,
+  same: number,
+): number {
+  const m = alen < blen ? alen : blen;
+  let k = same;
+  for (; k + 4 <= m; k += 4) {
+    const x = v.getUint32(a + k);
+    const y = v.getUint32(b + k);
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  for (; k < m; k++) {
+    const d = v.getUint8(a + k) - v.getUint8(b + k);
+    if (d !== 0) return d;
+  }
+  return alen - blen;
+}
+
 function corrupt(path: string, what: string): PcheckoutError {
   return new PcheckoutError('ERR_CORRUPT_INDEX', `corrupt index file ${path}: ${what}`, { path });
 }
@@ -111,15 +145,18 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   }
 
   const oids = Buffer.allocUnsafe(20 * count);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const oidView = new DataView(oids.buffer, oids.byteOffset, oids.byteLength);
   const modes = new Uint32Array(count);
   const stats = new Uint32Array(count * STAT_WORDS);
   const stages = new Uint8Array(count);
   const extFlags = new Uint16Array(count);
   const assumeValid = new Uint8Array(count);
-  const starts = new Uint32Array(count + 1);
-  // Versions 2/3 store each name whole, so the names fit in the entries' bytes; version 4's
-  // shared prefixes can make them longer: that buffer grows as needed.
-  let paths = Buffer.allocUnsafe(version === 4 ? Math.max(4096, 2 * (end - HEADER)) : end - HEADER);
+  // Versions 2/3 store each name whole with its NUL: the names fit in what the fixed parts leave.
+  // Version 4's shared prefixes make them longer than stored: that buffer grows as needed.
+  const nameBytes = end - HEADER - ENTRY_FIXED * count;
+  let paths = Buffer.allocUnsafe(version === 4 ? Math.max(4096, 4 * nameBytes) : nameBytes);
+  let pathView = new DataView(paths.buffer, paths.byteOffset, paths.byteLength);
 
   // Problems that do not stop the walk are reported after the extensions, so that a split or
   // sparse index (whose entries break the rules of a plain one) is reported as such.
@@ -135,14 +172,14 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   for (let i = 0; i < count; i++) {
     if (pos + ENTRY_FIXED > end) throw corrupt(path, `entry ${i} runs past the end of the file`);
     const s = i * STAT_WORDS;
-    for (let w = 0, p = pos; w < STAT_WORDS; w++, p += 4) {
-      stats[s + w] =
-        ((buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!) >>> 0;
-    }
+    for (let w = 0; w < STAT_WORDS; w++) stats[s + w] = view.getUint32(pos + 4 * w);
     const mode = stats[s + 6]!;
     modes[i] = mode;
-    for (let k = 0, o = 20 * i, p = pos + 40; k < 20; k++) oids[o + k] = buf[p + k]!;
-    const flags = (buf[pos + 60]! << 8) | buf[pos + 61]!;
+    // The id's 20 bytes as 5 words, byte order kept.
+    for (let w = 0, o = 20 * i; w < 20; w += 4) {
+      oidView.setUint32(o + w, view.getUint32(pos + 40 + w, true), true);
+    }
+    const flags = view.getUint16(pos + 60);
     const stage = (flags >>> 12) & 3;
     stages[i] = stage;
     if (stage !== 0) unmerged = true;
@@ -170,9 +207,10 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
         c = buf[p++]!;
         strip = (strip + 1) * 128 + (c & 0x7f);
       }
-      if (c & 0x80 || strip > prevLen) {
+      if (strip > prevLen) {
         throw corrupt(path, `entry ${i} strips more than the previous path's ${prevLen} bytes`);
       }
+      if (c & 0x80) throw corrupt(path, `entry ${i} runs past the end of the file`);
       same = prevLen - strip;
       let suffix: number;
       if (len === NAME_MASK) {
@@ -191,9 +229,10 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
         const grown = Buffer.allocUnsafe(Math.max(2 * paths.length, out + len + 1));
         paths.copy(grown, 0, 0, out);
         paths = grown;
+        pathView = new DataView(paths.buffer, paths.byteOffset, paths.byteLength);
       }
-      if (same > 0) paths.copyWithin(out, prevStart, prevStart + same);
-      if (suffix > 0) buf.copy(paths, out + same, p, p + suffix);
+      copyBytes(pathView, prevStart, pathView, out, same);
+      copyBytes(view, p, pathView, out + same, suffix);
       pos = p + suffix + 1;
     } else {
       if (len === NAME_MASK) {
@@ -209,8 +248,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
       // 1-8 NULs pad the entry to a multiple of 8 bytes.
       const next = pos + ((p - pos + len + 8) & ~7);
       if (next > end) throw corrupt(path, `entry ${i} runs past the end of the file`);
-      if (len > 32) buf.copy(paths, out, p, p + len);
-      else for (let k = 0; k < len; k++) paths[out + k] = buf[p + k]!;
+      copyBytes(view, p, pathView, out, len);
       pos = next;
     }
     paths[out + len] = 0;
@@ -228,10 +266,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
       }
       if (i > 0 && problem === null) {
         // Sorted by path bytes (memcmp order, shorter first on a tie), then by stage.
-        const m = len < prevLen ? len : prevLen;
-        let k = same;
-        while (k < m && paths[prevStart + k] === paths[out + k]) k++;
-        const cmp = k < m ? paths[prevStart + k]! - paths[out + k]! : prevLen - len;
+        const cmp = compareBytes(pathView, prevStart, prevLen, out, len, same);
         if (cmp > 0) problem = `entries ${i - 1} and ${i} are not sorted by path`;
         else if (cmp === 0 && (prevStage === 0 || stage <= prevStage)) {
           problem = `entries ${i - 1} and ${i} have the same path and ${
@@ -240,13 +275,11 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
         }
       }
     }
-    starts[i] = out;
     prevStart = out;
     prevLen = len;
     prevStage = stage;
     out += len + 1;
   }
-  starts[count] = out;
 
   const extensions: { signature: string; data: Buffer }[] = [];
   while (pos < end) {
@@ -291,14 +324,9 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   }
   if (problem !== null) throw corrupt(path, problem);
 
-  if (paths.length - out > 4096) paths = Buffer.from(paths.subarray(0, out));
-  else paths = paths.subarray(0, out);
-  const entries = new EntryList({ count, paths, oids, modes });
-  // The list found each path's end by its NUL: a NUL inside a path shows up as a different start.
-  for (let i = 0; i <= count; i++) {
-    if (entries.starts[i] !== starts[i]) {
-      throw corrupt(path, `the path of entry ${i - 1} contains a NUL byte`);
-    }
-  }
+  // The unused tail of `paths` was never written, so it costs address space, not memory.
+  const entries = new EntryList({ count, paths: paths.subarray(0, out), oids, modes });
+  // The list finds each path's end by its NUL: a NUL inside a path ends the list early.
+  if (entries.starts[count] !== out) throw corrupt(path, 'a path contains a NUL byte');
   return { version, entries, stats, stages, extFlags, assumeValid, mtime, extensions, unmerged };
 }

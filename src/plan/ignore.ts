@@ -1,4 +1,12 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  statSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Repo } from '../repo/repo.js';
@@ -271,7 +279,7 @@ interface Pattern {
   how: number;
   /** B_EXACT: the name; B_SUFFIX: the suffix; path patterns: the literal leading part. */
   literal: string;
-  /** Basename B_GLOB: the whole pattern; path patterns: what follows `literal` (or null). */
+  /** Basename B_GLOB: the whole pattern; path patterns: the glob after `literal` (null: none). */
   toks: Token[] | null;
   /** Path patterns: the directory of the file the pattern comes from ('' or 'a/b'). */
   base: string;
@@ -364,10 +372,12 @@ function parsePatterns(text: string, base: string): Pattern[] {
 function readPatternFile(file: string | Buffer, base: string, noFollow: boolean): Pattern[] | null {
   let fd: number;
   try {
-    if (noFollow && constants.O_NOFOLLOW === undefined) {
-      // No O_NOFOLLOW on this platform: refuse a symlink by looking first.
-      if (lstatSync(file).isSymbolicLink()) return null;
-    }
+    // Look first: most directories have no .gitignore, and a failed open() costs an exception.
+    const st = noFollow
+      ? lstatSync(file, { throwIfNoEntry: false })
+      : statSync(file, { throwIfNoEntry: false });
+    if (st === undefined || !st.isFile() || st.size > MAX_PATTERN_FILE) return null;
+    // O_NOFOLLOW as git does, in case the file was replaced by a symlink since the lstat.
     fd = openSync(file, constants.O_RDONLY | (noFollow ? (constants.O_NOFOLLOW ?? 0) : 0));
   } catch {
     return null;
@@ -448,7 +458,12 @@ export class Excludes {
   private readonly fileLists: Pattern[][] = [];
   private readonly dirs = new Map<string, DirState>();
 
-  /** Reads $GIT_COMMON_DIR/info/exclude and core.excludesFile (default $XDG_CONFIG_HOME/git/ignore, XDG_CONFIG_HOME defaulting to $HOME/.config; a leading "~/" expanded) once; per-directory .gitignore files of the worktree are read lazily, once each, as directories are asked about. */
+  /**
+   * Reads $GIT_COMMON_DIR/info/exclude and core.excludesFile (default
+   * $XDG_CONFIG_HOME/git/ignore, XDG_CONFIG_HOME defaulting to $HOME/.config; a leading "~/"
+   * expanded) once; per-directory .gitignore files of the worktree are read lazily, once each,
+   * as directories are asked about.
+   */
   constructor(repo: Repo) {
     this.worktree = repo.worktree;
     const info = readPatternFile(join(repo.commonDir, 'info', 'exclude'), '', false);
@@ -458,7 +473,10 @@ export class Excludes {
     if (global) this.fileLists.push(global);
   }
 
-  /** git's answer for a worktree path ('/'-separated, relative to the worktree, the path's bytes as a latin1 string); isDir says whether the path is a directory. */
+  /**
+   * git's answer for a worktree path ('/'-separated, relative to the worktree, the path's bytes
+   * as a latin1 string); isDir says whether the path is a directory.
+   */
   isIgnored(path: string, isDir: boolean): boolean {
     while (path.endsWith('/')) {
       path = path.slice(0, -1);

@@ -75,6 +75,7 @@ export interface Plan {
   replaceInTheWay: boolean;
   /** Sum of the inflated sizes of the regular files to write. */
   fileBytes: number;
+  /** Worktree entries made where nothing was, rewritten, and index entries removed. */
   counts: { created: number; updated: number; deleted: number };
 }
 
@@ -273,6 +274,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const kindAt = (r: number): number =>
     rowProbe[r]! < 0 ? KIND_ABSENT : found.kinds[rowProbe[r]!]!;
   const cleanAt = (r: number): boolean => rowProbe[r]! < 0 || found.clean[rowProbe[r]!] === 1;
+  // git's verify_uptodate: a file deleted from the worktree loses nothing when replaced.
+  const uptodate = (r: number): boolean => cleanAt(r) || kindAt(r) === KIND_ABSENT;
 
   // 2. Decide each row.
   const conflicts = new Conflicts();
@@ -288,6 +291,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const fate = new Uint8Array(I?.count ?? 0); // per index entry: 1 removed, 2 replaced
   let created = 0;
   let updated = 0;
+  let removed = 0;
 
   const keep = (r: number): void => {
     const i = rows.i[r]!;
@@ -323,7 +327,10 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
         path: display(path),
       });
     } else if (kind !== KIND_ABSENT) {
-      replace = 1;
+      // A file or symlink goes first: unlinked by the writer for files and links, up front
+      // for a gitlink, whose directory is made with the others.
+      if (list.modes[k] === MODE_GITLINK) deletes.push({ path, dir: false });
+      else replace = 1;
     }
     const i = rows.i[r]!;
     if (i >= 0 && rows.unmerged[r] === 0) fate[i] = 2;
@@ -337,6 +344,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const remove = (r: number): void => {
     const i = rows.i[r]!;
     fate[i] = 1;
+    removed++;
     const kind = kindAt(r);
     if (kind === KIND_ABSENT) return;
     if (kind === KIND_DIR) {
@@ -388,11 +396,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
         keep(r);
       } else if (h >= 0 && m < 0 && sameEntry(I!, i, H!, h)) {
         // 10, 11
-        if (cleanAt(r) || skipWorktree(i)) remove(r);
+        if (uptodate(r) || skipWorktree(i)) remove(r);
         else conflicts.localChanges.push(display(path));
       } else if (h >= 0 && m >= 0 && sameEntry(I!, i, H!, h)) {
         // 20, 21
-        if (cleanAt(r) || skipWorktree(i)) write(r, false, m, true);
+        if (uptodate(r) || skipWorktree(i)) write(r, false, m, true);
         else conflicts.localChanges.push(display(path));
       } else {
         conflicts.localChanges.push(display(path)); // staged changes the target would lose
@@ -422,7 +430,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       else conflicts.untrackedOverwritten.push(display(dir));
     }
     for (const { path } of dirsInTheWay) {
-      const lost = untrackedInside(input.root, path, I, fate, input.isIgnored);
+      const lost = untrackedInside(input.root, path, I, input.isIgnored);
       if (lost) conflicts.dirsLosingUntracked.push(display(path));
       else clears.push(path);
     }
@@ -476,7 +484,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     clears,
     replaceInTheWay: mode === 'force' || mode === 'restore',
     fileBytes,
-    counts: { created, updated, deleted: deletes.length },
+    counts: { created, updated, deleted: removed },
   };
 }
 
@@ -616,14 +624,13 @@ function findPath(list: EntryList, path: string): number {
 }
 
 /**
- * Whether a directory that must give way to a file holds anything that is neither a tracked
- * file this checkout removes nor ignored (git: "would lose untracked files").
+ * Whether a directory that must give way to a file holds anything that is neither tracked nor
+ * ignored (git: "would lose untracked files").
  */
 function untrackedInside(
   root: string,
   dir: string,
   index: EntryList | null,
-  fate: Uint8Array,
   isIgnored: (path: string, isDir: boolean) => boolean,
 ): boolean {
   if (isIgnored(dir, true)) return false;
@@ -639,12 +646,11 @@ function untrackedInside(
   for (const ent of names) {
     const path = `${dir}/${ent.name.toString('latin1')}`;
     if (ent.isDirectory()) {
-      if (untrackedInside(root, path, index, fate, isIgnored)) return true;
+      if (untrackedInside(root, path, index, isIgnored)) return true;
       continue;
     }
-    const at = index ? findPath(index, path) : -1;
-    if (at >= 0 && fate[at] === 1) continue;
-    if (at >= 0) return true; // a tracked file that stays: the directory cannot go
+    // Tracked files are decided (and reported) by their own rows.
+    if (index && findPath(index, path) >= 0) continue;
     if (!isIgnored(path, false)) return true;
   }
   return false;

@@ -156,7 +156,6 @@ function writeLinks(
       throw fromSystem(err, 'create symlink', result.display(k));
     }
     putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
-    outcome.bytes += blob.data.length;
   }
   for (const k of plan.gitlinks) {
     putStat(outcome.stats, k, lstatSync(abs(settings.root, result.name(k)), { bigint: true }));

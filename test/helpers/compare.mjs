@@ -304,7 +304,13 @@ export function assertMatchesGit(dir, src, { ref, method = 'clone' } = {}) {
 export function assertSummaryShape(s) {
   assert.equal(typeof s, 'object');
   assert.ok(s.commit === null || /^[0-9a-f]{40}$/.test(s.commit), `commit: ${s.commit}`);
-  assert.match(s.tree, /^[0-9a-f]{40}$/, 'tree');
+  assert.ok(['fresh', 'switch', 'force', 'restore'].includes(s.mode), `mode: ${s.mode}`);
+  // A restore checks out the index, not a tree: no commit or tree to name.
+  if (s.mode === 'restore') assert.equal(s.tree, null, 'tree of a restore');
+  else assert.match(s.tree, /^[0-9a-f]{40}$/, 'tree');
+  for (const k of ['created', 'updated', 'deleted']) {
+    assert.ok(Number.isInteger(s[k]) && s[k] >= 0, `${k} must be a non-negative integer: ${s[k]}`);
+  }
   assert.ok(s.ref === null || typeof s.ref === 'string', `ref: ${s.ref}`);
   assert.equal(typeof s.detached, 'boolean', 'detached');
   for (const k of ['entries', 'files', 'symlinks', 'gitlinks', 'bytes', 'threshold']) {
