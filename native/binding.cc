@@ -56,8 +56,8 @@ void split_paths(Napi::Env env, const Napi::Value& v, std::vector<const char*>* 
   }
 }
 
-// statFiles({ root, paths }) -> { stats: Uint32Array, status: Int32Array }: lstat of each path,
-// never through a symlinked leading directory (see stat.h).
+// statFiles({ root, paths, threads? }) -> { stats: Uint32Array, status: Int32Array }: lstat of
+// each path, never through a symlinked leading directory (see stat.h).
 Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject()) throw_arg(env, "expected a stat request object");
@@ -67,6 +67,13 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   pc::StatRequest req;
   req.root = root.As<Napi::String>().Utf8Value();
   split_paths(env, o.Get("paths"), &req.paths);
+  Napi::Value threads = o.Get("threads");
+  if (!threads.IsUndefined()) {
+    if (!threads.IsNumber()) throw_arg(env, "threads must be a number");
+    double t = threads.As<Napi::Number>().DoubleValue();
+    if (!(t >= 1 && t <= 1024)) throw_arg(env, "threads must be between 1 and 1024");
+    req.threads = static_cast<size_t>(t);
+  }
   pc::StatResult res;
   try {
     pc::stat_files(req, &res);

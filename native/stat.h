@@ -26,7 +26,11 @@ enum StatStatus : int32_t {
 struct StatRequest {
   std::string root;
   std::vector<const char*> paths;  // relative to root, NUL-terminated, ideally sorted
+  size_t threads = 1;              // at most this many threads, fewer for few paths
 };
+
+// Below this many paths per thread, another thread costs more than it saves.
+constexpr size_t kPathsPerThread = 2048;
 
 struct StatResult {
   std::vector<uint32_t> stats;

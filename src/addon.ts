@@ -24,6 +24,8 @@ export interface NativeStatRequest {
   root: string;
   /** NUL-terminated relative paths, concatenated. */
   paths: Buffer;
+  /** Native threads to spread the lstats over (1–1024; fewer for few paths). */
+  threads?: number;
 }
 
 export interface NativeStatResult {

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadAddon, type Addon, type NativeOdb } from './addon.js';
+import { loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
 import { readIndex, type IndexFile } from './index/read.js';
 import {
@@ -25,13 +25,7 @@ import { assertNoConversions } from './plan/attributes.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
-import {
-  joinProbes,
-  probe,
-  splitProbe,
-  type ProbeRequest,
-  type ProbeResult,
-} from './plan/probe.js';
+import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
@@ -94,8 +88,8 @@ export interface CheckoutSummary {
   gitlinks: number;
   /** Bytes of regular-file content written. */
   bytes: number;
-  /** Whether the writes ran on the pool, whether the worktree probe did, and its threads. */
-  pool: { used: boolean; probe: boolean; workers: number };
+  /** Whether the writes ran on the pool, and its threads. */
+  pool: { used: boolean; workers: number };
   /** The worker count in force (option, config or cores) and the threshold in force. */
   workers: number;
   threshold: number;
@@ -210,11 +204,9 @@ function headTree(refs: Refs, odb: NativeOdb): EntryList {
   return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid);
 }
 
-/** Starts the pool on first use; shared by the probe and the writes of one checkout. */
+/** Starts the pool on first use. */
 class LazyPool {
   private pool: WorkerPool | null = null;
-  /** Set when the worktree probe ran on the pool. */
-  probed = false;
   private starting: Promise<WorkerPool> | null = null;
 
   constructor(
@@ -240,22 +232,6 @@ class LazyPool {
       () => {},
     );
   }
-}
-
-/** The worktree probe: in process, or split across the pool above the threshold. */
-function prober(
-  addon: Addon,
-  pool: LazyPool,
-  workers: number,
-  threshold: number,
-): (req: ProbeRequest) => Promise<ProbeResult> {
-  return async (req) => {
-    if (workers <= 1 || req.compare.length <= threshold) return probe(addon, req);
-    const p = await pool.get();
-    pool.probed = true;
-    const parts = splitProbe(req, p.threads * 4);
-    return joinProbes(await Promise.all(parts.map((part) => p.probe(part))));
-  };
 }
 
 /** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
@@ -324,8 +300,10 @@ export async function checkout(
       index: current,
       head: mode === 'switch' && current !== null ? headTree(refs, odb) : null,
       fileMode: repo.config.getBool('core.filemode') ?? true,
+      probeThreads: workers,
+      threshold,
       isIgnored: lazyExcludes(repo),
-      probe: prober(addon, pool, workers, threshold),
+      probe: async (req) => probe(addon, req),
     });
     const usePool = workers > 1 && plan.files.length > threshold;
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
@@ -392,7 +370,7 @@ export async function checkout(
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: usePool, probe: pool.probed, workers: pool.started?.threads ?? 0 },
+      pool: { used: usePool, workers: pool.started?.threads ?? 0 },
       workers,
       threshold,
       inflater: addon.inflater,

@@ -41,6 +41,9 @@ export interface PlanInput {
   head: EntryList | null;
   /** core.filemode */
   fileMode: boolean;
+  /** Threads the worktree's lstat batch may use above the threshold (else one). */
+  probeThreads: number;
+  threshold: number;
   isIgnored: (path: string, isDir: boolean) => boolean;
   /** Runs a worktree probe, in process or split across the pool. */
   probe: (req: ProbeRequest) => Promise<ProbeResult>;
@@ -166,6 +169,7 @@ class ProbeList {
     index: CurrentIndex | null,
     racySeconds: number,
     fileMode: boolean,
+    threads: number,
   ): ProbeRequest {
     const n = this.entries.length;
     const list = index?.entries;
@@ -191,7 +195,7 @@ class ProbeList {
       list!.oids.copy(oids, 20 * k, 20 * e, 20 * e + 20);
       stats.set(index!.stats.subarray(e * STAT_WORDS, (e + 1) * STAT_WORDS), k * STAT_WORDS);
     }
-    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode };
+    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads };
   }
 }
 
@@ -270,7 +274,15 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const found =
     probes.size === 0
       ? EMPTY_PROBE
-      : await input.probe(probes.request(input.root, index, racySeconds, input.fileMode));
+      : await input.probe(
+          probes.request(
+            input.root,
+            index,
+            racySeconds,
+            input.fileMode,
+            probes.size > input.threshold ? input.probeThreads : 1,
+          ),
+        );
   const kindAt = (r: number): number =>
     rowProbe[r]! < 0 ? KIND_ABSENT : found.kinds[rowProbe[r]!]!;
   const cleanAt = (r: number): boolean => rowProbe[r]! < 0 || found.clean[rowProbe[r]!] === 1;
@@ -279,12 +291,14 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
 
   // 2. Decide each row.
   const conflicts = new Conflicts();
-  const resSrc: number[] = []; // 0 = from the index, 1 = from the target
-  const resIdx: number[] = [];
-  const resWrite: number[] = [];
-  const resReplace: number[] = [];
-  const fresh = new Map<number, number>(); // result position → probe slot with fresh stat data
-  const smudge = new Set<number>(); // result positions whose size is zeroed (racy, not clean)
+  // The result, one position per kept or written entry (typed: the Linux tree has 78,000).
+  const resSrc = new Uint8Array(rows.count); // 0 = from the index, 1 = from the target
+  const resIdx = new Int32Array(rows.count);
+  const resWrite = new Uint8Array(rows.count);
+  const resReplace = new Uint8Array(rows.count);
+  const freshSlot = new Int32Array(rows.count).fill(-1); // probe slot whose stat data is good
+  const smudge = new Uint8Array(rows.count); // racy and not clean: size zeroed, as git does
+  let n = 0;
   const deletes: { path: string; dir: boolean }[] = [];
   const clears: string[] = [];
   const dirsInTheWay: { row: number; path: string }[] = [];
@@ -296,13 +310,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const keep = (r: number): void => {
     const i = rows.i[r]!;
     const slot = rowProbe[r]!;
-    resSrc.push(0);
-    resIdx.push(i);
-    resWrite.push(0);
-    resReplace.push(0);
-    if (slot >= 0 && found.hashed[slot] === 1) fresh.set(resSrc.length - 1, slot);
-    else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch')
-      smudge.add(resSrc.length - 1);
+    resSrc[n] = 0;
+    resIdx[n] = i;
+    if (slot >= 0 && found.hashed[slot] === 1) freshSlot[n] = slot;
+    else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch') smudge[n] = 1;
+    n++;
   };
   /** Writes entry k of `list` (M, or I for restore) at row r's path. */
   const write = (r: number, fromIndex: boolean, k: number, guarded: boolean): void => {
@@ -336,10 +348,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     if (i >= 0 && rows.unmerged[r] === 0) fate[i] = 2;
     if (kind === KIND_ABSENT) created++;
     else updated++;
-    resSrc.push(fromIndex ? 0 : 1);
-    resIdx.push(k);
-    resWrite.push(1);
-    resReplace.push(replace);
+    resSrc[n] = fromIndex ? 0 : 1;
+    resIdx[n] = k;
+    resWrite[n] = 1;
+    resReplace[n] = replace;
+    n++;
   };
   const remove = (r: number): void => {
     const i = rows.i[r]!;
@@ -438,20 +451,19 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   if (conflicts.count > 0) throw conflicts.error();
 
   // 4. The result index and the write lists.
-  const result = buildResult(resSrc, resIdx, I, M);
-  const n = result.count;
+  const result = buildResult(resSrc.subarray(0, n), resIdx.subarray(0, n), I, M);
   const stats = new Uint32Array(n * STAT_WORDS);
   const extFlags = new Uint16Array(n);
-  const writeFlags = Uint8Array.from(resWrite);
-  const replace = Uint8Array.from(resReplace);
+  const writeFlags = resWrite.slice(0, n);
+  const replace = resReplace.slice(0, n);
   for (let k = 0; k < n; k++) {
     if (resSrc[k] !== 0 || resWrite[k] === 1) continue;
     const i = resIdx[k]!;
-    const slot = fresh.get(k);
-    if (slot !== undefined)
+    const slot = freshSlot[k]!;
+    if (slot >= 0)
       stats.set(found.stats.subarray(slot * STAT_WORDS, (slot + 1) * STAT_WORDS), k * STAT_WORDS);
     else stats.set(index!.stats.subarray(i * STAT_WORDS, (i + 1) * STAT_WORDS), k * STAT_WORDS);
-    if (smudge.has(k)) stats[k * STAT_WORDS + 9] = 0;
+    if (smudge[k] === 1) stats[k * STAT_WORDS + 9] = 0;
     extFlags[k] = index!.extFlags[i]! & (SKIP_WORKTREE | INTENT_TO_ADD);
   }
   const fileIdx: number[] = [];
@@ -656,10 +668,13 @@ function untrackedInside(
   return false;
 }
 
-/** The result index as one EntryList: each position taken from the index or the target. */
+/**
+ * The result index as one EntryList: each position taken from the index or the target, copied
+ * in runs (a restore or a small switch is mostly one long run of the old index).
+ */
 function buildResult(
-  src: number[],
-  idx: number[],
+  src: Uint8Array,
+  idx: Int32Array,
   I: EntryList | null,
   M: EntryList | null,
 ): EntryList {
@@ -673,12 +688,16 @@ function buildResult(
   const oids = Buffer.allocUnsafe(20 * n);
   const modes = new Uint32Array(n);
   let pos = 0;
-  for (let k = 0; k < n; k++) {
+  for (let k = 0; k < n;) {
     const list = src[k] === 0 ? I! : M!;
-    const j = idx[k]!;
-    pos += list.paths.copy(paths, pos, list.starts[j]!, list.starts[j + 1]!);
-    list.oids.copy(oids, 20 * k, 20 * j, 20 * j + 20);
-    modes[k] = list.modes[j]!;
+    const first = idx[k]!;
+    let end = k + 1;
+    while (end < n && src[end] === src[k] && idx[end] === first + (end - k)) end++;
+    const last = first + (end - k);
+    pos += list.paths.copy(paths, pos, list.starts[first]!, list.starts[last]!);
+    list.oids.copy(oids, 20 * k, 20 * first, 20 * last);
+    modes.set(list.modes.subarray(first, last), k);
+    k = end;
   }
   return new EntryList({ count: n, paths, oids, modes });
 }

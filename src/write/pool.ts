@@ -1,12 +1,10 @@
 import type { Piscina } from 'piscina';
 import type { NativeWriteRequest, NativeWriteResult } from '../addon.js';
 import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
-import type { ProbeRequest, ProbeResult } from '../plan/probe.js';
 import type { WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
 
 /**
- * The Piscina pool, started once per checkout when the work is above the threshold and shared
- * by the phases that use it (the worktree probe of planning, then the writes).
+ * The Piscina pool, started once per checkout when the files to write are above the threshold.
  */
 export class WorkerPool {
   private constructor(
@@ -29,11 +27,7 @@ export class WorkerPool {
   }
 
   async write(request: NativeWriteRequest): Promise<NativeWriteResult> {
-    return (await this.run({ kind: 'write', request })) as NativeWriteResult;
-  }
-
-  async probe(request: ProbeRequest): Promise<ProbeResult> {
-    return (await this.run({ kind: 'probe', request })) as ProbeResult;
+    return this.run({ request });
   }
 
   private async run(task: WorkerTask): Promise<WorkerResult> {

@@ -10,7 +10,6 @@ import {
   type NativeWriteRequest,
   type NativeWriteResult,
 } from '../addon.js';
-import { probe, type ProbeRequest, type ProbeResult } from '../plan/probe.js';
 
 /** Given once per pool. */
 export interface WorkerConstants {
@@ -18,17 +17,17 @@ export interface WorkerConstants {
   cacheBytes: number;
 }
 
-export type WorkerTask =
-  { kind: 'write'; request: NativeWriteRequest } | { kind: 'probe'; request: ProbeRequest };
+export interface WorkerTask {
+  request: NativeWriteRequest;
+}
 
-export type WorkerResult = NativeWriteResult | ProbeResult;
+export type WorkerResult = NativeWriteResult;
 
 const addon = loadAddon();
 const constants = workerData as WorkerConstants;
 let odb: NativeOdb | undefined;
 
 export default function run(task: WorkerTask): WorkerResult {
-  if (task.kind === 'probe') return probe(addon, task.request);
   odb ??= new addon.Odb(constants.objectDirs, constants.cacheBytes);
   return odb.writeFiles(task.request);
 }
