@@ -336,7 +336,11 @@ export async function checkout(
     const index = buildIndex(plan.result, mergedStats(plan, outcome.stats), {
       extFlags: plan.extFlags,
     });
-    const racy = decideRacyWait(settings.racyWait, outcome.stats);
+    const racy = decideRacyWait(settings.racyWait, outcome.stats, Date.now(), [
+      ...plan.files.map((f) => f.index),
+      ...plan.symlinks,
+      ...plan.gitlinks,
+    ]);
     const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
     indexLock.write(index);
     if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {

@@ -182,18 +182,24 @@ class ProbeList {
     const oids = Buffer.alloc(20 * n);
     const stats = new Uint32Array(n * STAT_WORDS);
     let pos = 0;
-    for (let k = 0; k < n; k++) {
+    for (let k = 0; k < n;) {
       const e = this.entries[k]!;
       if (e < 0) {
         pos += this.bare[-1 - e]!.copy(paths, pos);
         paths[pos++] = 0;
+        k++;
         continue;
       }
-      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[e + 1]!);
-      compare[k] = 1;
-      modes[k] = list!.modes[e]!;
-      list!.oids.copy(oids, 20 * k, 20 * e, 20 * e + 20);
-      stats.set(index!.stats.subarray(e * STAT_WORDS, (e + 1) * STAT_WORDS), k * STAT_WORDS);
+      // A run of consecutive index entries (a restore is one run) is copied in one go.
+      let end = k + 1;
+      while (end < n && this.entries[end] === e + (end - k)) end++;
+      const last = e + (end - k);
+      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[last]!);
+      compare.fill(1, k, end);
+      modes.set(list!.modes.subarray(e, last), k);
+      list!.oids.copy(oids, 20 * k, 20 * e, 20 * last);
+      stats.set(index!.stats.subarray(e * STAT_WORDS, last * STAT_WORDS), k * STAT_WORDS);
+      k = end;
     }
     return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads };
   }
