@@ -190,6 +190,20 @@ class ProbeList {
   ): ProbeRequest {
     const n = this.entries.length;
     const list = index?.entries;
+    if (list && n === list.count && this.bare.length === 0 && this.entries[n - 1] === n - 1) {
+      // Every index entry in order (a restore, a forced checkout): the index's own arrays.
+      return {
+        root,
+        paths: list.paths.subarray(0, list.starts[n]!),
+        compare: new Uint8Array(n).fill(1),
+        modes: list.modes.subarray(0, n),
+        oids: list.oids.subarray(0, 20 * n),
+        stats: index!.stats.subarray(0, n * STAT_WORDS),
+        racySeconds,
+        fileMode,
+        threads,
+      };
+    }
     let bytes = 0;
     for (const e of this.entries)
       bytes += e >= 0 ? list!.starts[e + 1]! - list!.starts[e]! : this.bare[-1 - e]!.length + 1;
