@@ -5,7 +5,7 @@ import { loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
 import { readIndex, type IndexFile } from './index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from './index/racy.js';
-import { STAT_WORDS, buildIndex } from './index/write.js';
+import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
 import { LockFile } from './lock.js';
 import { assertNoConversions } from './plan/attributes.js';
 import { EntryList } from './plan/entries.js';
@@ -271,9 +271,12 @@ async function run(job: Job): Promise<CheckoutSummary> {
     const written = performance.now();
 
     // Finish: the index (after the racy-git wait if it pays), then HEAD or the metadata.
-    const index = buildIndex(plan.result, mergedStats(plan, outcome.stats), {
-      extFlags: plan.extFlags,
-    });
+    const stats = mergedStats(plan, outcome.stats);
+    // A restore keeps the entries as they are: the old file gets new stat data in place.
+    const index =
+      mode === 'restore' && current && plan.result.count === current.entries.count
+        ? patchIndex(current.raw, current.offsets, current.stats, stats)
+        : buildIndex(plan.result, stats, { extFlags: plan.extFlags });
     const racy = decideRacyWait(settings.racyWait, outcome.stats, Date.now(), [
       ...plan.files.map((f) => f.index),
       ...plan.symlinks,
