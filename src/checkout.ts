@@ -383,10 +383,10 @@ export async function materialize(
       );
     }
   }
-  if (target === repo.worktree) {
+  if (repo.worktree && (target === repo.worktree || target.startsWith(`${repo.worktree}/`))) {
     throw new PcheckoutError(
       'ERR_INVALID_OPTION',
-      `cannot materialize into the repository's own worktree ${target}; use checkout`,
+      `cannot materialize into ${target}: it is inside the repository's worktree ${repo.worktree} (use checkout there, or a directory outside)`,
       { path: target },
     );
   }

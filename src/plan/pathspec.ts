@@ -113,12 +113,7 @@ function itemMatches(item: Item, name: string): boolean {
   // The literal part must agree before the glob is tried (git's nowildcard_len).
   if (path.length < item.fixed || path.slice(0, item.fixed) !== p.slice(0, item.fixed))
     return false;
-  if (wildmatch(item.toks, path, item.pathname)) return true;
-  // A glob matching a leading directory matches what is inside it (`:(glob)dir*` → dir1/x).
-  for (let s = path.indexOf('/', item.fixed); s >= 0; s = path.indexOf('/', s + 1)) {
-    if (wildmatch(item.toks, path.slice(0, s), item.pathname)) return true;
-  }
-  return false;
+  return wildmatch(item.toks, path, item.pathname);
 }
 
 export class Pathspec {
@@ -149,6 +144,26 @@ export class Pathspec {
     if (!hit) return false;
     for (const item of this.negative) if (itemMatches(item, path)) return false;
     return true;
+  }
+
+  /**
+   * A matcher with git's `seen` shortcut, used when it writes the files of a checkout of paths:
+   * an item that matched a path exactly (the whole pattern equal to the path) is not tried on
+   * later paths.
+   */
+  worktreeMatcher(): (path: string) => boolean {
+    const done = new Set<Item>();
+    return (name) => {
+      let hit = false;
+      for (const item of this.positive) {
+        if (done.has(item) || !itemMatches(item, name)) continue;
+        hit = true;
+        if ((item.icase ? name.toLowerCase() : name) === item.path) done.add(item);
+      }
+      if (!hit) return false;
+      for (const item of this.negative) if (itemMatches(item, name)) return false;
+      return true;
+    };
   }
 
   /** Refuses, as git does, when a positive pathspec matched nothing. */

@@ -59,7 +59,11 @@ export interface PlanInput {
   threshold: number;
   isIgnored: (path: string, isDir: boolean) => boolean;
   /** Limits restore and paths modes to the entries it selects (latin1 paths). */
-  pathspec: { matches(path: string): boolean; assertAllMatched(): void } | null;
+  pathspec: {
+    matches(path: string): boolean;
+    assertAllMatched(): void;
+    worktreeMatcher(): (path: string) => boolean;
+  } | null;
   /** Cone-mode sparse checkout: whether a path is inside the cone; null when off. */
   inCone: ((path: string) => boolean) | null;
   /** Runs a worktree probe, in process or split across the pool. */
@@ -262,8 +266,24 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   // Rows the pathspec selects (all when there is none); unmatched pathspecs stop it here.
   const scoped = new Uint8Array(rows.count).fill(1);
   if (input.pathspec) {
-    for (let r = 0; r < rows.count; r++) scoped[r] = input.pathspec.matches(latin1(r)) ? 1 : 0;
+    // Matched against what the entries come from, as git does: the target's tree for a
+    // checkout of paths, the index for a restore.
+    const from = mode === 'paths' ? rows.m : rows.i;
+    for (let r = 0; r < rows.count; r++) {
+      scoped[r] = from[r]! >= 0 && input.pathspec.matches(latin1(r)) ? 1 : 0;
+    }
     input.pathspec.assertAllMatched();
+  }
+  // git writes the files of a checkout of paths in a second pass whose pathspec match skips an
+  // item once it matched a path exactly (its `seen` optimisation): a glob that is also a file
+  // name (`lit/star*.txt`) then updates the index for every match but writes only that file.
+  let worktreeScope: Uint8Array | null = null;
+  if (input.pathspec && mode === 'paths') {
+    const matcher = input.pathspec.worktreeMatcher();
+    worktreeScope = new Uint8Array(rows.count);
+    for (let r = 0; r < rows.count; r++) {
+      if (scoped[r] === 1) worktreeScope[r] = matcher(latin1(r)) ? 1 : 0;
+    }
   }
   const { inCone } = input;
   const outOfCone = (r: number): boolean => inCone !== null && !inCone(latin1(r));
@@ -374,7 +394,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       if (out && (ext & SKIP_WORKTREE) === 0) {
         // Leaving the cone: a clean file goes and the entry is marked; a modified one stays.
         if (kindAt(r) === KIND_ABSENT || cleanAt(r)) {
-          if (kindAt(r) !== KIND_ABSENT) deletes.push({ path: I!.name(i), dir: false });
+          dropFile(r, i);
           ext |= SKIP_WORKTREE;
         }
       }
@@ -386,18 +406,32 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch') smudge[n] = 1;
     n++;
   };
+  /** An entry taken into the index without its file (no stat data, as a new entry from a tree). */
+  const indexOnly = (k: number): void => {
+    resSrc[n] = 1;
+    resIdx[n] = k;
+    n++;
+  };
+  /** Removes an index entry's file (or a gitlink's directory, when empty) from the worktree. */
+  const dropFile = (r: number, i: number): void => {
+    const kind = kindAt(r);
+    if (kind === KIND_ABSENT) return;
+    if (kind === KIND_DIR) {
+      if (I!.modes[i] === MODE_GITLINK) deletes.push({ path: I!.name(i), dir: true });
+      return;
+    }
+    deletes.push({ path: I!.name(i), dir: false });
+  };
   /** An entry outside the cone: recorded with the skip-worktree bit, its file kept away. */
   const skip = (r: number, k: number): void => {
     const i = rows.i[r]!;
     if (i >= 0 && rows.unmerged[r] === 0 && (index!.extFlags[i]! & SKIP_WORKTREE) === 0) {
       const kind = kindAt(r);
-      if (kind === KIND_FILE || kind === KIND_SYMLINK) {
-        if (!cleanAt(r)) {
-          write(r, false, k, false, true); // modified: git leaves it checked out
-          return;
-        }
-        deletes.push({ path: I!.name(i), dir: false });
+      if ((kind === KIND_FILE || kind === KIND_SYMLINK) && !cleanAt(r)) {
+        write(r, false, k, false, true); // modified: git leaves it checked out
+        return;
       }
+      dropFile(r, i);
     }
     resSrc[n] = 1;
     resIdx[n] = k;
@@ -489,7 +523,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       if (cleanAt(r) || skipWorktree(i)) keep(r);
       else write(r, true, i, false);
     } else if (mode === 'force' || mode === 'paths') {
-      if (m >= 0) {
+      if (m >= 0 && worktreeScope !== null && worktreeScope[r] === 0) {
+        // git's quirk: the index takes it, the worktree does not (see worktreeScope).
+        if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m)) keep(r);
+        else indexOnly(m);
+      } else if (m >= 0) {
         if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && cleanAt(r)) keep(r);
         else if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && skipWorktree(i))
           keep(r);
@@ -532,6 +570,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       untrackedInTheWay(r, H!.name(h), conflicts.untrackedRemoved);
     }
   }
+
+  // A checkout of paths adds entries next to kept ones: one that is now a directory, or that
+  // a new file replaces with its directory, leaves the index (git replaces it).
+  if (mode === 'paths')
+    n = dropShadowed(n, resSrc, resIdx, resWrite, resReplace, resExt, freshSlot, smudge, I, M);
 
   // 3. Things in the way of new directories, and directories in the way of new files.
   if (mode === 'switch') {
@@ -581,7 +624,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const files = locateFiles(odb, result, fileIdx);
   let fileBytes = 0;
   for (const f of files) fileBytes += f.size;
-  const dirs = mode === 'fresh' ? dirsOfAll(result) : dirsToMake(result, writeFlags);
+  const dirs = mode === 'fresh' ? dirsOfAll(result, writeFlags) : dirsToMake(result, writeFlags);
   return {
     mode,
     result,
@@ -594,7 +637,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     gitlinks,
     dirs,
     deletes,
-    rmdirs: emptiedDirs(deletes, result),
+    rmdirs: emptiedDirs(deletes, result, extFlags),
     clears,
     replaceInTheWay: mode !== 'switch',
     fileBytes,
@@ -638,13 +681,14 @@ function dirsOf(list: EntryList): Set<string> {
 }
 
 /** Every directory of a fresh checkout, parents first, compared as bytes (no string per file). */
-function dirsOfAll(entries: EntryList): string[] {
+function dirsOfAll(entries: EntryList, write: Uint8Array): string[] {
   const dirs: string[] = [];
   const seen = new Set<string>();
   const { paths, starts } = entries;
   let lastStart = 0;
   let lastLen = 0;
   for (let i = 0; i < entries.count; i++) {
+    if (write[i] !== 1) continue; // outside a sparse cone
     const start = starts[i]!;
     const slash = paths.lastIndexOf(0x2f, starts[i + 1]! - 2);
     const len = slash >= start ? slash - start : 0;
@@ -686,19 +730,23 @@ function addDirs(dir: string, seen: Set<string>, out: string[]): void {
 }
 
 /** Parents of removed entries that the result no longer needs, deepest first. */
-function emptiedDirs(deletes: { path: string }[], result: EntryList): string[] {
+function emptiedDirs(
+  deletes: { path: string }[],
+  result: EntryList,
+  extFlags: Uint16Array,
+): string[] {
   const out = new Set<string>();
   for (const { path } of deletes) {
     for (const d of ancestors(path)) {
-      if (out.has(d) || holdsEntries(result, d)) break;
+      if (out.has(d) || holdsEntries(result, d, extFlags)) break;
       out.add(d);
     }
   }
   return [...out].sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : -1));
 }
 
-/** Whether some entry of the sorted list lies under directory `dir` (latin1). */
-function holdsEntries(list: EntryList, dir: string): boolean {
+/** Whether some entry of the sorted list with a file lies under directory `dir` (latin1). */
+function holdsEntries(list: EntryList, dir: string, extFlags: Uint16Array): boolean {
   const prefix = Buffer.from(`${dir}/`, 'latin1');
   let lo = 0;
   let hi = list.count;
@@ -714,12 +762,16 @@ function holdsEntries(list: EntryList, dir: string): boolean {
     if (c < 0) lo = mid + 1;
     else hi = mid;
   }
-  if (lo >= list.count) return false;
-  const start = list.starts[lo]!;
-  return (
-    list.starts[lo + 1]! - 1 - start >= prefix.length &&
-    list.paths.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0
-  );
+  // The entries under it follow one another; skip-worktree ones have no file there.
+  for (let k = lo; k < list.count; k++) {
+    const start = list.starts[k]!;
+    const inside =
+      list.starts[k + 1]! - 1 - start >= prefix.length &&
+      list.paths.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0;
+    if (!inside) return false;
+    if ((extFlags[k]! & SKIP_WORKTREE) === 0) return true;
+  }
+  return false;
 }
 
 /** Position of a latin1 path in a sorted list, or -1. */
@@ -802,4 +854,53 @@ function buildResult(
     k = end;
   }
   return new EntryList({ count: n, paths, oids, modes });
+}
+
+/**
+ * Removes kept index entries that a written entry shadows (a file `a` kept while `a/x` is
+ * written, or `a/x` kept while a file `a` is written), compacting the result arrays in place.
+ * Returns the new count.
+ */
+function dropShadowed(
+  n: number,
+  src: Uint8Array,
+  idx: Int32Array,
+  write: Uint8Array,
+  replace: Uint8Array,
+  ext: Uint16Array,
+  freshSlot: Int32Array,
+  smudge: Uint8Array,
+  I: EntryList | null,
+  M: EntryList | null,
+): number {
+  const name = (k: number): string => (src[k] === 0 ? I! : M!).name(idx[k]!);
+  const writtenFiles = new Set<string>();
+  const writtenDirs = new Set<string>();
+  for (let k = 0; k < n; k++) {
+    if (write[k] !== 1) continue;
+    const path = name(k);
+    writtenFiles.add(path);
+    for (const d of ancestors(path)) {
+      if (writtenDirs.has(d)) break;
+      writtenDirs.add(d);
+    }
+  }
+  let out = 0;
+  for (let k = 0; k < n; k++) {
+    if (write[k] !== 1) {
+      const path = name(k);
+      let shadowed = writtenDirs.has(path);
+      for (const d of ancestors(path)) if (writtenFiles.has(d)) shadowed = true;
+      if (shadowed) continue;
+    }
+    src[out] = src[k]!;
+    idx[out] = idx[k]!;
+    write[out] = write[k]!;
+    replace[out] = replace[k]!;
+    ext[out] = ext[k]!;
+    freshSlot[out] = freshSlot[k]!;
+    smudge[out] = smudge[k]!;
+    out++;
+  }
+  return out;
 }

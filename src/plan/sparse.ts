@@ -53,7 +53,7 @@ export function readCone(repo: Repo): Cone | null {
   const dirs = new Set<string>();
   const parents = new Set<string>();
   for (const line of lines.slice(2)) {
-    const m = /^(!?)\/(.+)\/(\*\/)?$/.exec(line);
+    const m = /^(!?)\/(.+?)\/(\*\/)?$/.exec(line);
     if (!m || (m[1] === '!') !== (m[3] !== undefined)) {
       throw unsupported(`'${line}' in ${file} is not a cone pattern`);
     }
