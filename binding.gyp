@@ -12,6 +12,7 @@
         "native/binding.cc",
         "native/common.cc",
         "native/delta.cc",
+        "native/index_entries.cc",
         "native/inflate.cc",
         "native/mapped_file.cc",
         "native/odb.cc",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common.h"
+#include "index_entries.h"
 #include "inflate.h"
 #include "odb.h"
 #include "stat.h"
@@ -122,6 +123,54 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   out.Set("stats", stats);
   out.Set("status", status);
   out.Set("verdict", verdict);
+  return out;
+}
+
+template <typename T, typename Array>
+Array typed_copy(Napi::Env env, const std::vector<T>& v) {
+  Array out = Array::New(env, v.size());
+  if (!v.empty()) std::memcpy(out.Data(), v.data(), v.size() * sizeof(T));
+  return out;
+}
+
+// parseIndexEntries(file: Buffer, end, version, count) -> the entries as flat arrays (see
+// index_entries.h); the header, checksum and extensions are read in TypeScript.
+Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsBuffer() || !info[1].IsNumber() || !info[2].IsNumber() ||
+      !info[3].IsNumber())
+    throw_arg(env, "parseIndexEntries(file: Buffer, end, version, count)");
+  auto file = info[0].As<Napi::Buffer<uint8_t>>();
+  double end = info[1].As<Napi::Number>().DoubleValue();
+  double version = info[2].As<Napi::Number>().DoubleValue();
+  double count = info[3].As<Napi::Number>().DoubleValue();
+  if (!(end >= 0 && end <= static_cast<double>(file.Length())))
+    throw_arg(env, "end must lie within the file");
+  if (version != 2 && version != 3 && version != 4) throw_arg(env, "version must be 2, 3 or 4");
+  if (!(count >= 0 && count <= 4294967295.0)) throw_arg(env, "count out of range");
+  pc::IndexEntries entries;
+  try {
+    pc::parse_index_entries(file.Data(), static_cast<size_t>(end),
+                            static_cast<uint32_t>(version), static_cast<uint32_t>(count),
+                            &entries);
+  } catch (const pc::Error& e) {
+    throw_native(env, e);
+  } catch (const std::bad_alloc&) {
+    throw make_error(env, "ERR_TOO_LARGE", "the index is too large to hold in memory");
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("paths", copy_buffer(env, entries.paths.data(), entries.paths.size()));
+  out.Set("oids", copy_buffer(env, entries.oids.data(), entries.oids.size()));
+  out.Set("modes", typed_copy<uint32_t, Napi::Uint32Array>(env, entries.modes));
+  out.Set("stats", typed_copy<uint32_t, Napi::Uint32Array>(env, entries.stats));
+  out.Set("stages", typed_copy<uint8_t, Napi::Uint8Array>(env, entries.stages));
+  out.Set("extFlags", typed_copy<uint16_t, Napi::Uint16Array>(env, entries.ext_flags));
+  out.Set("assumeValid", typed_copy<uint8_t, Napi::Uint8Array>(env, entries.assume_valid));
+  out.Set("offsets", typed_copy<uint32_t, Napi::Uint32Array>(env, entries.offsets));
+  out.Set("endOfEntries", Napi::Number::New(env, static_cast<double>(entries.end_of_entries)));
+  out.Set("unmerged", Napi::Boolean::New(env, entries.unmerged));
+  if (!entries.problem.empty()) out.Set("problem", Napi::String::New(env, entries.problem));
+  out.Set("sparseDir", Napi::Number::New(env, static_cast<double>(entries.sparse_dir)));
   return out;
 }
 
@@ -425,6 +474,8 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
                                            napi_enumerable),
                              InstanceMethod<&Addon::Stat>("statFiles", napi_enumerable),
+                             InstanceMethod<&Addon::ParseIndex>("parseIndexEntries",
+                                                                napi_enumerable),
                              InstanceValue("statWords",
                                            Napi::Number::New(env, pc::kStatWords),
                                            napi_enumerable),
@@ -433,6 +484,7 @@ class Addon : public Napi::Addon<Addon> {
 
  private:
   Napi::Value Stat(const Napi::CallbackInfo& info) { return StatFiles(info); }
+  Napi::Value ParseIndex(const Napi::CallbackInfo& info) { return ParseIndexEntries(info); }
 };
 
 }  // namespace

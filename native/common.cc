@@ -13,6 +13,7 @@ const char* code_name(Code code) {
     case Code::UnsafePath: return "ERR_UNSAFE_PATH";
     case Code::Unsupported: return "ERR_UNSUPPORTED";
     case Code::TooLarge: return "ERR_TOO_LARGE";
+    case Code::CorruptIndex: return "ERR_CORRUPT_INDEX";
   }
   return "ERR_NATIVE";
 }

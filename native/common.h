@@ -19,6 +19,7 @@ enum class Code {
   UnsafePath,
   Unsupported,
   TooLarge,
+  CorruptIndex,
 };
 
 const char* code_name(Code code);

@@ -77,6 +77,26 @@ export interface NativeOdb {
 export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
   statFiles(req: NativeStatRequest): NativeStatResult;
+  /** The entries of an index file (its first `end` bytes, header included) as flat arrays. */
+  parseIndexEntries(
+    file: Buffer,
+    end: number,
+    version: number,
+    count: number,
+  ): {
+    paths: Buffer;
+    oids: Buffer;
+    modes: Uint32Array;
+    stats: Uint32Array;
+    stages: Uint8Array;
+    extFlags: Uint16Array;
+    assumeValid: Uint8Array;
+    offsets: Uint32Array;
+    endOfEntries: number;
+    unmerged: boolean;
+    problem?: string;
+    sparseDir: number;
+  };
   inflater: 'libdeflate' | 'zlib';
   statWords: number;
 }

@@ -276,14 +276,14 @@ async function run(job: Job): Promise<CheckoutSummary> {
     const index =
       mode === 'restore' && current && plan.result.count === current.entries.count
         ? patchIndex(current.raw, current.offsets, current.stats, stats)
-        : buildIndex(plan.result, stats, { extFlags: plan.extFlags });
+        : [buildIndex(plan.result, stats, { extFlags: plan.extFlags })];
     const racy = decideRacyWait(settings.racyWait, outcome.stats, Date.now(), [
       ...plan.files.map((f) => f.index),
       ...plan.symlinks,
       ...plan.gitlinks,
     ]);
     const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
-    indexLock.write(index);
+    indexLock.writeAll(index);
     if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
       // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
       indexLock.touch();

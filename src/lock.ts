@@ -6,6 +6,7 @@ import {
   renameSync,
   unlinkSync,
   writeSync,
+  writevSync,
 } from 'node:fs';
 import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
 
@@ -43,6 +44,34 @@ export class LockFile {
     let off = 0;
     try {
       while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+    } catch (err) {
+      throw fromSystem(err, 'write', this.lockPath);
+    }
+  }
+
+  /** Writes several buffers in order, gathered (writev) rather than joined first. */
+  writeAll(parts: readonly Buffer[]): void {
+    if (this.fd === undefined) throw new PcheckoutError('ERR_IO', `${this.lockPath} is not open`);
+    const IOV_MAX = 1024;
+    try {
+      for (let i = 0; i < parts.length; i += IOV_MAX) {
+        let batch = parts.slice(i, i + IOV_MAX);
+        let want = batch.reduce((n, b) => n + b.length, 0);
+        while (want > 0) {
+          let done = writevSync(this.fd, batch);
+          want -= done;
+          // A short write: carry on from where it stopped.
+          while (done > 0 && batch.length > 0) {
+            if (done >= batch[0]!.length) {
+              done -= batch[0]!.length;
+              batch = batch.slice(1);
+            } else {
+              batch = [batch[0]!.subarray(done), ...batch.slice(1)];
+              done = 0;
+            }
+          }
+        }
+      }
     } catch (err) {
       throw fromSystem(err, 'write', this.lockPath);
     }

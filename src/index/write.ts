@@ -183,18 +183,27 @@ function writeVarint(buf: Buffer, pos: number, n: number): number {
 
 /**
  * The old index with new stat data where it changed, everything else — entries, flags,
- * extensions — byte for byte: the index of a restore, whose entries are the old ones. Cheaper
- * than serializing 80,000 entries again, and the TREE and other extensions stay valid.
+ * extensions — byte for byte: the index of a restore, whose entries are the old ones. Returned
+ * as slices of the old file (unchanged runs, shared, not copied) and the patched stat words,
+ * then the new checksum, for one gathered write: 80,000 entries are neither serialized again
+ * nor copied, and the TREE and other extensions stay valid.
  */
 export function patchIndex(
   raw: Buffer,
   offsets: Uint32Array,
   oldStats: Uint32Array,
   newStats: Uint32Array,
-): Buffer {
-  const out = Buffer.from(raw);
-  const count = offsets.length;
-  for (let k = 0; k < count; k++) {
+): Buffer[] {
+  const parts: Buffer[] = [];
+  const hash = createHash('sha1');
+  const push = (b: Buffer): void => {
+    if (b.length === 0) return;
+    parts.push(b);
+    hash.update(b);
+  };
+  const end = raw.length - 20;
+  let from = 0;
+  for (let k = 0; k < offsets.length; k++) {
     const s = k * STAT_WORDS;
     let same = true;
     for (let w = 0; w < STAT_WORDS; w++) {
@@ -204,12 +213,17 @@ export function patchIndex(
       }
     }
     if (same) continue;
-    // Word 6 is the entry's mode, which a restore keeps.
+    // The 40 bytes of stat words; word 6 is the entry's mode, which a restore keeps.
+    const at = offsets[k]!;
+    push(raw.subarray(from, at));
+    const words = Buffer.allocUnsafe(40);
     for (let w = 0; w < STAT_WORDS; w++) {
-      if (w !== 6) out.writeUInt32BE(newStats[s + w]!, offsets[k]! + 4 * w);
+      words.writeUInt32BE(w === 6 ? raw.readUInt32BE(at + 24) : newStats[s + w]!, 4 * w);
     }
+    push(words);
+    from = at + 40;
   }
-  const end = out.length - 20;
-  createHash('sha1').update(out.subarray(0, end)).digest().copy(out, end);
-  return out;
+  push(raw.subarray(from, end));
+  parts.push(hash.digest());
+  return parts;
 }
