@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
+import { runHook, type HookResult } from './hooks.js';
 import { readIndex, type IndexFile } from './index/read.js';
 import {
   decideRacyWait,
@@ -11,6 +12,7 @@ import {
   type RacyDecision,
   type RacyPolicy,
 } from './index/racy.js';
+import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex } from './index/write.js';
 import { LockFile } from './lock.js';
 import {
@@ -27,6 +29,7 @@ import { Excludes } from './plan/ignore.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
+import { HeadUpdate } from './repo/head.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
@@ -65,6 +68,8 @@ export interface CheckoutOptions {
    * `'always'` always waits, `false` / `'never'` never does.
    */
   racyWait?: boolean | RacyPolicy;
+  /** Run the post-checkout hook as git does (not for a restore); default true. */
+  hooks?: boolean;
 }
 
 export interface CheckoutSummary {
@@ -98,6 +103,10 @@ export interface CheckoutSummary {
   collisions: string[];
   /** The racy-git decision: entries written in the index's second, their bytes, and whether it waited. */
   racy: RacyDecision;
+  /** The branch created from a remote-tracking branch (checkout.guess), with its upstream. */
+  newBranch: { name: string; upstream: string | null } | null;
+  /** The post-checkout hook's exit status, or null when none ran. */
+  hook: HookResult | null;
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
@@ -115,6 +124,7 @@ interface Settings {
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
   racyWait: RacyPolicy;
+  hooks: boolean;
 }
 
 function racyPolicy(value: unknown): RacyPolicy {
@@ -144,6 +154,7 @@ function validate(repoPath: unknown, options: unknown): Settings {
     onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
     signal: optionalSignal('signal', o['signal']),
     racyWait: racyPolicy(o['racyWait']),
+    hooks: optionalBoolean('hooks', o['hooks']) ?? true,
   };
   if (settings.restore && settings.ref !== undefined) {
     throw new PcheckoutError(
@@ -258,8 +269,8 @@ export async function checkout(
   const addon = loadAddon();
   const repo = openRepo(repoPath);
   const indexPath = join(repo.gitDir, 'index');
-  const indexLock = new LockFile(indexPath, 'ERR_INDEX_LOCKED');
-  let headLock: LockFile | undefined;
+  const indexLock = new LockFile(indexPath, 'ERR_INDEX_LOCKED', repo.shared);
+  let headUpdate: HeadUpdate | undefined;
   let odb: NativeOdb | undefined;
   const workers = configuredWorkers(repo, settings.workers);
   const threshold =
@@ -281,11 +292,7 @@ export async function checkout(
       mode === 'restore' ? null : resolveRevision(refs, odb, settings.ref);
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
-    if (target && !target.keepHead) {
-      headLock = refs.lockHead(
-        target.branch !== null ? { branch: target.branch } : { oid: target.commit! },
-      );
-    }
+    if (target && !target.keepHead) headUpdate = new HeadUpdate(refs, target);
 
     // Plan: target entries, the two-way merge against index and worktree, blobs located.
     const targetEntries = target ? walkTree(odb, target.tree) : null;
@@ -335,6 +342,7 @@ export async function checkout(
     // Finish: the index (after the racy-git wait), then HEAD.
     const index = buildIndex(plan.result, mergedStats(plan, outcome.stats), {
       extFlags: plan.extFlags,
+      version: indexVersion(repo, current),
     });
     const racy = decideRacyWait(settings.racyWait, outcome.stats);
     const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
@@ -344,18 +352,20 @@ export async function checkout(
       indexLock.touch();
     }
     indexLock.commit();
-    if (headLock) {
-      headLock.commit();
-      const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
-      refs.appendHeadLog(
-        oldOid ?? ZERO_OID,
-        target!.commit!,
-        `checkout: moving from ${from} to ${settings.ref}`,
-      );
-    }
+    const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
+    headUpdate?.commit(oldOid, from);
     if (mode === 'switch' || mode === 'force') removeBranchState(repo);
     const headAfter = refs.read('HEAD');
     const indexed = performance.now();
+    // As git: the hook runs once the checkout is complete; its status is the caller's to report.
+    const hook =
+      settings.hooks && mode !== 'restore'
+        ? await runHook(repo, 'post-checkout', [
+            oldOid ?? ZERO_OID,
+            refs.resolve('HEAD') ?? ZERO_OID,
+            '1',
+          ])
+        : null;
     return {
       mode,
       commit: target?.commit ?? null,
@@ -376,6 +386,8 @@ export async function checkout(
       inflater: addon.inflater,
       collisions: outcome.collisions,
       racy,
+      newBranch: headUpdate?.newBranch ?? null,
+      hook,
       timings: {
         plan: round(planned - started),
         write: round(written - planned),
@@ -386,7 +398,7 @@ export async function checkout(
     };
   } finally {
     await pool.destroy();
-    headLock?.rollback();
+    headUpdate?.rollback();
     indexLock.rollback();
     odb?.close();
   }
