@@ -197,13 +197,14 @@ export function resolveRevision(
       name: 'HEAD',
     };
   }
-  // `-` is `@{-1}`; `@{-n}` alone means the branch (or commit) that checkout left, by name.
+  // `-` is `@{-1}`: the branch (or commit) the last checkout left.
+  // As git's strbuf_branchname, a leading @{-n} is replaced by the name (also in the reflog).
   let expr = spec === '-' ? '@{-1}' : spec;
-  const prior = /^@\{-(\d+)\}$/.exec(expr);
+  const prior = /^@\{-(\d+)\}/.exec(expr);
   if (prior) {
     const from = Number(prior[1]) > 0 ? nthPriorCheckout(refs, Number(prior[1])) : undefined;
     if (from === undefined) throw badRef(spec, "HEAD's reflog has no such previous checkout");
-    expr = from;
+    expr = from + expr.slice(prior[0].length);
   }
   const branchRef = `refs/heads/${expr}`;
   if (!expr.startsWith('refs/') && isRefName(branchRef) && refs.exists(branchRef)) {
