@@ -197,7 +197,8 @@ async function main(argv: string[]): Promise<number> {
     });
     bar?.clear();
     if (summary.newBranch?.upstream && !values.quiet && !values.json) {
-      process.stderr.write(
+      // On stdout, as git prints it.
+      process.stdout.write(
         `branch '${summary.newBranch.name}' set up to track '${summary.newBranch.upstream}'.\n`,
       );
     }
@@ -205,8 +206,8 @@ async function main(argv: string[]): Promise<number> {
     else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
     else if (summary.collisions.length > 0)
       process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
-    // As git: a failed post-checkout hook fails the command, after the checkout is done.
-    return summary.hook?.status ?? 0;
+    // As git: a failed post-checkout hook fails the command (status 1), after the checkout.
+    return summary.hook !== null && summary.hook.status !== 0 ? 1 : 0;
   } finally {
     bar?.clear();
     process.off('SIGINT', onSignal);
