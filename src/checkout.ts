@@ -42,7 +42,7 @@ export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
 
 export interface CheckoutOptions {
-  /** A branch, tag, object id (full or abbreviated), or `rev~n` / `rev^{tree}`; default: HEAD. */
+  /** A revision as `git checkout` takes it (branch, tag, id, `-`, `rev~n`…); default: HEAD. */
   ref?: string;
   /**
    * Overwrite local changes and untracked files in the way, as `git checkout -f`; without a
