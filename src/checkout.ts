@@ -360,7 +360,7 @@ export async function checkout(
     // As git: the hook runs once the checkout is complete; its status is the caller's to report.
     const hook =
       settings.hooks && mode !== 'restore'
-        ? await runHook(repo, 'post-checkout', [
+        ? await runHook(repo, repoPath, 'post-checkout', [
             oldOid ?? ZERO_OID,
             refs.resolve('HEAD') ?? ZERO_OID,
             '1',

@@ -299,7 +299,7 @@ describe('everyday rules', () => {
 
   describe('post-checkout hook', () => {
     const HOOK =
-      '#!/bin/sh\necho "$@" "[$(pwd)]" "[${GIT_DIR-unset}]" >> "$0.log"\nexit ${HOOK_EXIT:-0}\n';
+      '#!/bin/sh\necho "$@" "[$(pwd)]" "[${GIT_DIR-unset}]" "[${GIT_PREFIX-unset}]" >> "$0.log"\nexit ${HOOK_EXIT:-0}\n';
     function installHook(dir, rel = '.git/hooks') {
       fs.mkdirSync(path.join(dir, rel), { recursive: true });
       fs.writeFileSync(path.join(dir, rel, 'post-checkout'), HOOK, { mode: 0o755 });

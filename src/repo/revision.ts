@@ -68,7 +68,8 @@ export function nthPriorCheckout(refs: RefSource, n: number): string | undefined
 export function evaluate(refs: RefSource, odb: NativeOdb, spec: string): string {
   if (spec.startsWith(':/')) return searchMessage(odb, refs.tips(), spec.slice(2), spec);
   // rev:path and :n:path name blobs and subtrees; ranges and ^!/^@ are sets of commits.
-  if (spec.startsWith(':') || /:/.test(spec.replace(/\^\{\/.*?\}/g, '')))
+  // (A colon inside ^{/text} or @{date} is part of those.)
+  if (spec.startsWith(':') || /:/.test(spec.replace(/\^\{\/.*?\}|@\{[^}]*\}/g, '')))
     throw unsupported(spec, 'the <rev>:<path> syntax');
   if (/\^[!@-]/.test(spec.replace(/\^\{\/.*?\}/g, ''))) throw unsupported(spec, 'a revision range');
   return evaluateIn(refs, odb, spec, spec);
