@@ -8,6 +8,11 @@
  *            to the target; refuses to overwrite local changes or untracked files.
  * - force:   git's one-way merge with reset (`git checkout -f <rev>`): the target wins.
  * - restore: the worktree made to match the index (`git checkout-index -a -f`).
+ * - paths:   `git checkout <rev> -- <pathspec>`: the matching entries set from the target,
+ *            local changes in them overwritten, nothing else touched, nothing removed.
+ *
+ * A pathspec limits restore and paths to the entries it matches; a cone-mode sparse
+ * checkout marks the entries outside the cone skip-worktree and keeps their files away.
  */
 import { readdirSync } from 'node:fs';
 import type { NativeOdb } from '../addon.js';
@@ -15,11 +20,19 @@ import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { EntryList } from './entries.js';
 import { locateFiles, type FileTask } from './locate.js';
-import { KIND_ABSENT, KIND_DIR, KIND_ERROR, type ProbeRequest, type ProbeResult } from './probe.js';
+import {
+  KIND_ABSENT,
+  KIND_DIR,
+  KIND_ERROR,
+  KIND_FILE,
+  KIND_SYMLINK,
+  type ProbeRequest,
+  type ProbeResult,
+} from './probe.js';
 import { joinRows, sameEntry } from './rows.js';
 import { MODE_GITLINK, MODE_SYMLINK } from './tree.js';
 
-export type Mode = 'fresh' | 'switch' | 'force' | 'restore';
+export type Mode = 'fresh' | 'switch' | 'force' | 'restore' | 'paths';
 
 /** The parts of a read index the planner uses. */
 export interface CurrentIndex {
@@ -45,6 +58,10 @@ export interface PlanInput {
   probeThreads: number;
   threshold: number;
   isIgnored: (path: string, isDir: boolean) => boolean;
+  /** Limits restore and paths modes to the entries it selects (latin1 paths). */
+  pathspec: { matches(path: string): boolean; assertAllMatched(): void } | null;
+  /** Cone-mode sparse checkout: whether a path is inside the cone; null when off. */
+  inCone: ((path: string) => boolean) | null;
   /** Runs a worktree probe, in process or split across the pool. */
   probe: (req: ProbeRequest) => Promise<ProbeResult>;
 }
@@ -173,6 +190,20 @@ class ProbeList {
   ): ProbeRequest {
     const n = this.entries.length;
     const list = index?.entries;
+    if (list && n === list.count && this.bare.length === 0 && this.entries[n - 1] === n - 1) {
+      // Every index entry in order (a restore, a forced checkout): the index's own arrays.
+      return {
+        root,
+        paths: list.paths.subarray(0, list.starts[n]!),
+        compare: new Uint8Array(n).fill(1),
+        modes: list.modes.subarray(0, n),
+        oids: list.oids.subarray(0, 20 * n),
+        stats: index!.stats.subarray(0, n * STAT_WORDS),
+        racySeconds,
+        fileMode,
+        threads,
+      };
+    }
     let bytes = 0;
     for (const e of this.entries)
       bytes += e >= 0 ? list!.starts[e + 1]! - list!.starts[e]! : this.bare[-1 - e]!.length + 1;
@@ -182,18 +213,24 @@ class ProbeList {
     const oids = Buffer.alloc(20 * n);
     const stats = new Uint32Array(n * STAT_WORDS);
     let pos = 0;
-    for (let k = 0; k < n; k++) {
+    for (let k = 0; k < n;) {
       const e = this.entries[k]!;
       if (e < 0) {
         pos += this.bare[-1 - e]!.copy(paths, pos);
         paths[pos++] = 0;
+        k++;
         continue;
       }
-      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[e + 1]!);
-      compare[k] = 1;
-      modes[k] = list!.modes[e]!;
-      list!.oids.copy(oids, 20 * k, 20 * e, 20 * e + 20);
-      stats.set(index!.stats.subarray(e * STAT_WORDS, (e + 1) * STAT_WORDS), k * STAT_WORDS);
+      // A run of consecutive index entries (a restore is one run) is copied in one go.
+      let end = k + 1;
+      while (end < n && this.entries[end] === e + (end - k)) end++;
+      const last = e + (end - k);
+      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[last]!);
+      compare.fill(1, k, end);
+      modes.set(list!.modes.subarray(e, last), k);
+      list!.oids.copy(oids, 20 * k, 20 * e, 20 * last);
+      stats.set(index!.stats.subarray(e * STAT_WORDS, last * STAT_WORDS), k * STAT_WORDS);
+      k = end;
     }
     return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads };
   }
@@ -211,12 +248,25 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const { mode, index } = input;
   const I = index?.entries ?? null;
   const target = mode === 'restore' ? null : input.target;
-  if (index && (mode === 'switch' || mode === 'restore')) assertMerged(index);
+  if (index && mode !== 'force' && mode !== 'fresh') assertMerged(index);
   const rows = joinRows(I, index?.stages ?? null, mode === 'switch' ? input.head : null, target);
   const H = mode === 'switch' ? input.head : null;
   const M = target;
   const initial = mode === 'switch' && index === null;
   const racySeconds = index?.mtime.sec ?? 0;
+  const latin1 = (r: number): string => {
+    if (rows.i[r]! >= 0) return I!.name(rows.i[r]!);
+    if (rows.m[r]! >= 0) return M!.name(rows.m[r]!);
+    return H!.name(rows.h[r]!);
+  };
+  // Rows the pathspec selects (all when there is none); unmatched pathspecs stop it here.
+  const scoped = new Uint8Array(rows.count).fill(1);
+  if (input.pathspec) {
+    for (let r = 0; r < rows.count; r++) scoped[r] = input.pathspec.matches(latin1(r)) ? 1 : 0;
+    input.pathspec.assertAllMatched();
+  }
+  const { inCone } = input;
+  const outOfCone = (r: number): boolean => inCone !== null && !inCone(latin1(r));
 
   // 1. What must be looked at in the worktree.
   const probes = new ProbeList();
@@ -238,9 +288,12 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     const h = rows.h[r]!;
     const m = rows.m[r]!;
     if (mode === 'fresh') break;
+    if (scoped[r] === 0) continue;
     if (mode === 'restore') {
       if (!skipWorktree(i)) compareRow(r);
-    } else if (mode === 'force') {
+    } else if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i) && outOfCone(r)) {
+      compareRow(r); // leaving the cone: the file goes if it is clean
+    } else if (mode === 'force' || mode === 'paths') {
       if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i)) compareRow(r);
       else lookRow(r);
     } else if (i >= 0) {
@@ -296,6 +349,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const resIdx = new Int32Array(rows.count);
   const resWrite = new Uint8Array(rows.count);
   const resReplace = new Uint8Array(rows.count);
+  const resExt = new Uint16Array(rows.count); // extended flags of each result entry
   const freshSlot = new Int32Array(rows.count).fill(-1); // probe slot whose stat data is good
   const smudge = new Uint8Array(rows.count); // racy and not clean: size zeroed, as git does
   let n = 0;
@@ -310,17 +364,61 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const keep = (r: number): void => {
     const i = rows.i[r]!;
     const slot = rowProbe[r]!;
+    let ext = index!.extFlags[i]! & (SKIP_WORKTREE | INTENT_TO_ADD);
+    if (inCone !== null && mode !== 'restore' && rows.unmerged[r] === 0) {
+      const out = !inCone(I!.name(i));
+      if (!out && (ext & SKIP_WORKTREE) !== 0) {
+        write(r, true, i, true); // back in the cone: the file comes back
+        return;
+      }
+      if (out && (ext & SKIP_WORKTREE) === 0) {
+        // Leaving the cone: a clean file goes and the entry is marked; a modified one stays.
+        if (kindAt(r) === KIND_ABSENT || cleanAt(r)) {
+          if (kindAt(r) !== KIND_ABSENT) deletes.push({ path: I!.name(i), dir: false });
+          ext |= SKIP_WORKTREE;
+        }
+      }
+    }
     resSrc[n] = 0;
     resIdx[n] = i;
+    resExt[n] = ext;
     if (slot >= 0 && found.hashed[slot] === 1) freshSlot[n] = slot;
     else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch') smudge[n] = 1;
     n++;
   };
+  /** An entry outside the cone: recorded with the skip-worktree bit, its file kept away. */
+  const skip = (r: number, k: number): void => {
+    const i = rows.i[r]!;
+    if (i >= 0 && rows.unmerged[r] === 0 && (index!.extFlags[i]! & SKIP_WORKTREE) === 0) {
+      const kind = kindAt(r);
+      if (kind === KIND_FILE || kind === KIND_SYMLINK) {
+        if (!cleanAt(r)) {
+          write(r, false, k, false, true); // modified: git leaves it checked out
+          return;
+        }
+        deletes.push({ path: I!.name(i), dir: false });
+      }
+    }
+    resSrc[n] = 1;
+    resIdx[n] = k;
+    resExt[n] = SKIP_WORKTREE;
+    n++;
+  };
   /** Writes entry k of `list` (M, or I for restore) at row r's path. */
-  const write = (r: number, fromIndex: boolean, k: number, guarded: boolean): void => {
+  const write = (
+    r: number,
+    fromIndex: boolean,
+    k: number,
+    guarded: boolean,
+    anyway = false,
+  ): void => {
     const list = fromIndex ? I! : M!;
     const kind = kindAt(r);
     const path = list.name(k);
+    if (!anyway && !fromIndex && inCone !== null && !inCone(path)) {
+      skip(r, k);
+      return;
+    }
     let replace = 0;
     if (kind === KIND_DIR) {
       const wasGitlink = rows.i[r]! >= 0 && I!.modes[rows.i[r]!] === MODE_GITLINK;
@@ -383,19 +481,23 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     const i = rows.i[r]!;
     const h = rows.h[r]!;
     const m = rows.m[r]!;
-    if (mode === 'fresh') {
+    if (scoped[r] === 0) {
+      if (i >= 0) keep(r); // outside the pathspec: untouched
+    } else if (mode === 'fresh') {
       write(r, false, m, false);
     } else if (mode === 'restore') {
       if (cleanAt(r) || skipWorktree(i)) keep(r);
       else write(r, true, i, false);
-    } else if (mode === 'force') {
+    } else if (mode === 'force' || mode === 'paths') {
       if (m >= 0) {
         if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && cleanAt(r)) keep(r);
         else if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && skipWorktree(i))
           keep(r);
         else write(r, false, m, false);
       } else if (i >= 0) {
-        remove(r);
+        if (mode === 'paths')
+          keep(r); // overlay: entries the target lacks stay
+        else remove(r);
       }
     } else if (i >= 0) {
       // git's twoway_merge, case numbers from git-read-tree(1) "Two Tree Merge".
@@ -464,8 +566,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       stats.set(found.stats.subarray(slot * STAT_WORDS, (slot + 1) * STAT_WORDS), k * STAT_WORDS);
     else stats.set(index!.stats.subarray(i * STAT_WORDS, (i + 1) * STAT_WORDS), k * STAT_WORDS);
     if (smudge[k] === 1) stats[k * STAT_WORDS + 9] = 0;
-    extFlags[k] = index!.extFlags[i]! & (SKIP_WORKTREE | INTENT_TO_ADD);
   }
+  extFlags.set(resExt.subarray(0, n));
   const fileIdx: number[] = [];
   const symlinks: number[] = [];
   const gitlinks: number[] = [];
@@ -494,7 +596,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     deletes,
     rmdirs: emptiedDirs(deletes, result),
     clears,
-    replaceInTheWay: mode === 'force' || mode === 'restore',
+    replaceInTheWay: mode !== 'switch',
     fileBytes,
     counts: { created, updated, deleted: removed },
   };
