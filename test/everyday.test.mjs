@@ -307,7 +307,7 @@ describe('everyday rules', () => {
     const hookLog = (dir, rel = '.git/hooks') =>
       fs.readFileSync(path.join(dir, rel, 'post-checkout.log'), 'utf8').replaceAll(dir, '<top>');
 
-    test("git's arguments (old HEAD, new HEAD, 1), from the worktree's top; not for a restore", async () => {
+    test("git's arguments (old and new HEAD, 1; HEAD, HEAD, 0 for paths), from the top; not for a restore", async () => {
       const { gitDir, ourDir } = clonedTwins(upstream, 'hook');
       for (const dir of [gitDir, ourDir]) installHook(dir);
       const sub = path.join(ourDir, 'dir');
@@ -321,8 +321,12 @@ describe('everyday rules', () => {
       git(gitDir, ['checkout-index', '-a', '-f']);
       const s = await checkout(ourDir, { restore: true, racyWait: false });
       assert.equal(s.hook, null);
+      // Paths: HEAD twice and 0.
+      git(gitDir, ['checkout', '-q', 'main', '--', 'a.txt']);
+      await checkout(ourDir, { ref: 'main', paths: ['a.txt'], racyWait: false });
       assert.equal(hookLog(ourDir), hookLog(gitDir));
-      assert.equal(hookLog(ourDir).split('\n').length, 4, hookLog(ourDir));
+      assert.equal(hookLog(ourDir).split('\n').length, 5, hookLog(ourDir));
+      assert.match(hookLog(ourDir).trimEnd().split('\n')[3], /^([0-9a-f]{40}) \1 0 /);
     });
 
     test('core.hooksPath; a failing hook fails the command after the checkout, as git', () => {
