@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkout, type CheckoutSummary, type Progress } from './checkout.js';
 import { PcheckoutError } from './errors.js';
+import { openRepo } from './repo/repo.js';
 
-const HELP = `Usage: pcheckout [options] [<repo>] [<ref>] [--]
+const HELP = `Usage: pcheckout [options] [<repo>] [<ref>] [-- <paths>…]
        pcheckout [options] <ref>
 
 Checks out <ref> (default: what HEAD points to) into the worktree of <repo> (default: the
@@ -18,7 +19,8 @@ directory's repository (pcheckout main, pcheckout -): a directory wins, so to ch
 revision that is also a directory's name, name the repository too (pcheckout . <ref>).
 <ref> is what git checkout takes: a branch (a name only <remote>/<name> has creates the local
 branch tracking it), a tag, an id, -, @{-n}, @, ref@{n}, rev~n, rev^n, rev^{/text}, :/text.
-Arguments after -- are reserved for pathspecs (not supported yet). GIT_DIR and GIT_WORK_TREE
+Arguments after -- are pathspecs (git checkout [<ref>] -- <paths>; from the worktree's top
+only, for now). GIT_DIR and GIT_WORK_TREE
 are honoured as git honours them; the post-checkout hook runs as with git, and its failure
 makes the exit status non-zero once the checkout is done.
 
@@ -124,6 +126,20 @@ function placeArguments(cwd: string, positionals: string[]): { repo: string; ref
   return { repo: cwd, ref: first };
 }
 
+/**
+ * git reads pathspecs relative to the current directory; the API takes them from the worktree's
+ * top. Until they are rebased on the way in, they are taken only at the top.
+ */
+function assertAtTop(start: string): void {
+  const { worktree } = openRepo(start);
+  if (relative(worktree, resolve(start)) !== '') {
+    throw new PcheckoutError(
+      'ERR_UNSUPPORTED',
+      `pathspecs from a subdirectory of the worktree are not supported yet (run from ${worktree})`,
+    );
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -165,15 +181,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 2) usageError(`too many arguments: ${positionals.slice(2).join(' ')}`);
-  if (paths.length > 0) {
-    throw new PcheckoutError(
-      'ERR_UNSUPPORTED',
-      `pathspecs are not supported yet (after --: ${paths.join(' ')})`,
-    );
-  }
   // -C stacks as git's does: each relative path from the previous one.
   const cwd = (values.C ?? []).reduce((dir, p) => (p === '' ? dir : resolve(dir, p)), '.');
   const { repo, ref } = placeArguments(cwd, positionals);
+  if (paths.length > 0) assertAtTop(repo);
   const workers = integerFlag('workers', values.workers);
   const threshold = integerFlag('threshold', values.threshold);
   const bar =
@@ -187,6 +198,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const summary = await checkout(repo, {
       ...(ref !== undefined ? { ref } : {}),
+      ...(paths.length > 0 ? { paths } : {}),
       ...(workers !== undefined ? { workers } : {}),
       ...(threshold !== undefined ? { threshold } : {}),
       ...(values.force ? { force: true } : {}),

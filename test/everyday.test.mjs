@@ -199,18 +199,24 @@ describe('everyday rules', () => {
       assert.equal(gitOut(ourDir, 'status', '--porcelain'), '?? topic/');
     });
 
-    test('-- <paths>: reserved for pathspecs, refused for now, nothing touched', () => {
-      const { ourDir } = twins(upstream.dir, 'cli-paths');
+    test('-- <paths>: pathspecs as git takes them, from the top only for now', () => {
+      const { gitDir, ourDir } = twins(upstream.dir, 'cli-paths');
+      git(gitDir, ['checkout', '-q', 'topic', '--', 'topic.txt']);
+      let r = runCli(['-q', 'topic', '--', 'topic.txt'], { cwd: ourDir });
+      assert.equal(r.status, 0, r.stderr);
+      const seen = (dir) => ({ ...observe(dir), headLog: null }); // HEAD does not move
+      assert.deepEqual(seen(ourDir), seen(gitDir), 'checkout topic -- topic.txt');
+      assert.equal(observe(ourDir).status, 'A  topic.txt\n');
       const before = targetState(ourDir);
-      const r = runCli(['topic', '--', 'a.txt', '-f'], { cwd: ourDir });
+      r = runCli(['-q', 'topic', '--', 'b.txt'], { cwd: path.join(ourDir, 'dir') });
       assert.equal(r.status, 1, r.stderr);
-      assert.match(r.stderr, /^pcheckout: ERR_UNSUPPORTED: pathspecs are not supported yet/);
+      assert.match(r.stderr, /^pcheckout: ERR_UNSUPPORTED: pathspecs from a subdirectory/);
       assert.deepEqual(targetState(ourDir), before);
     });
 
     test('--help documents -C, the single-argument rule and --', () => {
       const r = runCli(['--help']);
-      for (const word of ['-C <path>', 'a directory wins', 'after --']) {
+      for (const word of ['-C <path>', 'a directory wins', 'after -- are pathspecs']) {
         assert.ok(r.stdout.includes(word), `--help lacks '${word}'`);
       }
     });
