@@ -3,8 +3,10 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
+import { runHook, type HookResult } from './hooks.js';
 import { readIndex, type IndexFile } from './index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from './index/racy.js';
+import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
 import { LockFile } from './lock.js';
 import { assertNoConversions } from './plan/attributes.js';
@@ -15,6 +17,7 @@ import { inCone, readCone } from './plan/sparse.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
+import { HeadUpdate } from './repo/head.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
@@ -66,6 +69,10 @@ export interface CheckoutSummary {
   collisions: string[];
   /** The racy-git decision: entries written in the index's second, their bytes, and whether it waited. */
   racy: RacyDecision;
+  /** The branch created from a remote-tracking branch (checkout.guess), with its upstream. */
+  newBranch: { name: string; upstream: string | null } | null;
+  /** The post-checkout hook's exit status, or null when none ran. */
+  hook: HookResult | null;
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
@@ -88,6 +95,8 @@ interface Job {
   indexPath: string;
   /** A materialize: HEAD, refs and merge state are left alone; metadata is written. */
   materialize: boolean;
+  /** The path the repository was opened from (GIT_PREFIX for hooks). */
+  start: string;
 }
 
 /** Whether a directory holds nothing but `.git`. */
@@ -187,8 +196,8 @@ async function run(job: Job): Promise<CheckoutSummary> {
   const started = performance.now();
   if (settings.signal?.aborted) throw aborted();
   const addon = loadAddon();
-  const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED');
-  let headLock: LockFile | undefined;
+  const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
+  let headUpdate: HeadUpdate | undefined;
   let odb: NativeOdb | undefined;
   const workers = configuredWorkers(repo, settings.workers);
   const threshold =
@@ -207,15 +216,13 @@ async function run(job: Job): Promise<CheckoutSummary> {
     }
     const refs = new Refs(repo);
     const target: Resolved | null =
-      mode === 'restore' ? null : resolveRevision(refs, odb, settings.ref);
+      mode === 'restore'
+        ? null
+        : resolveRevision(refs, odb, settings.ref, { allowTree: job.materialize });
     const moveHead = !job.materialize && mode !== 'paths' && target !== null && !target.keepHead;
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
-    if (moveHead) {
-      headLock = refs.lockHead(
-        target.branch !== null ? { branch: target.branch } : { oid: target.commit! },
-      );
-    }
+    if (moveHead) headUpdate = new HeadUpdate(refs, target);
 
     // Plan: target entries, the merge against index and worktree, blobs located.
     const pathspec = settings.paths ? new Pathspec(settings.paths) : null;
@@ -276,7 +283,12 @@ async function run(job: Job): Promise<CheckoutSummary> {
     const index =
       mode === 'restore' && current && plan.result.count === current.entries.count
         ? patchIndex(current.raw, current.offsets, current.stats, stats)
-        : [buildIndex(plan.result, stats, { extFlags: plan.extFlags })];
+        : [
+            buildIndex(plan.result, stats, {
+              extFlags: plan.extFlags,
+              version: indexVersion(repo, current),
+            }),
+          ];
     const racy = decideRacyWait(settings.racyWait, outcome.stats, Date.now(), [
       ...plan.files.map((f) => f.index),
       ...plan.symlinks,
@@ -289,19 +301,24 @@ async function run(job: Job): Promise<CheckoutSummary> {
       indexLock.touch();
     }
     indexLock.commit();
-    if (headLock) {
-      headLock.commit();
-      const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
-      refs.appendHeadLog(
-        oldOid ?? ZERO_OID,
-        target!.commit!,
-        `checkout: moving from ${from} to ${settings.ref}`,
-      );
-    }
+    const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
+    headUpdate?.commit(oldOid, from);
     if (job.materialize) writeMetadata(job, target!);
     else if (mode === 'switch' || mode === 'force') removeBranchState(repo);
     const headAfter = job.materialize ? undefined : refs.read('HEAD');
     const indexed = performance.now();
+    // As git, once the checkout is complete: old and new HEAD and 1 for a checkout of a
+    // revision, HEAD twice and 0 for paths; none for checkout-index (a restore) or materialize.
+    const headNow = refs.resolve('HEAD') ?? ZERO_OID;
+    const hookArgs =
+      !settings.hooks || job.materialize
+        ? null
+        : settings.paths
+          ? [headNow, headNow, '0']
+          : mode === 'restore'
+            ? null
+            : [oldOid ?? ZERO_OID, headNow, '1'];
+    const hook = hookArgs ? await runHook(repo, job.start, 'post-checkout', hookArgs) : null;
     return {
       mode: job.materialize ? 'materialize' : mode,
       commit: target?.commit ?? null,
@@ -322,6 +339,8 @@ async function run(job: Job): Promise<CheckoutSummary> {
       inflater: addon.inflater,
       collisions: outcome.collisions,
       racy,
+      newBranch: headUpdate?.newBranch ?? null,
+      hook,
       timings: {
         plan: round(planned - started),
         write: round(written - planned),
@@ -332,7 +351,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
     };
   } finally {
     await pool.destroy();
-    headLock?.rollback();
+    headUpdate?.rollback();
     indexLock.rollback();
     odb?.close();
   }
@@ -355,6 +374,7 @@ export async function checkout(
     worktree: repo.worktree,
     indexPath: join(repo.gitDir, 'index'),
     materialize: false,
+    start: repoPath,
   });
 }
 
@@ -402,6 +422,7 @@ export async function materialize(
     worktree: target,
     indexPath: join(meta, 'index'),
     materialize: true,
+    start: repoPath,
   });
 }
 

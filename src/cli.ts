@@ -1,17 +1,31 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkout, type CheckoutSummary, type Progress } from './checkout.js';
 import { PcheckoutError } from './errors.js';
+import { openRepo } from './repo/repo.js';
 
-const HELP = `Usage: pcheckout [options] [<repo>] [<ref>]
+const HELP = `Usage: pcheckout [options] [<repo>] [<ref>] [-- <paths>…]
+       pcheckout [options] <ref>
 
 Checks out <ref> (default: what HEAD points to) into the worktree of <repo> (default: the
 current directory) and writes the index, in parallel. Into an empty worktree every file is
 written; otherwise, as git checkout does, only what differs, and local changes or untracked
 files in the way stop the checkout before anything is written.
 
+A single argument is the repository if it is a directory, else a revision of the current
+directory's repository (pcheckout main, pcheckout -): a directory wins, so to check out a
+revision that is also a directory's name, name the repository too (pcheckout . <ref>).
+<ref> is what git checkout takes: a branch (a name only <remote>/<name> has creates the local
+branch tracking it), a tag, an id, -, @{-n}, @, ref@{n}, rev~n, rev^n, rev^{/text}, :/text.
+Arguments after -- are pathspecs (git checkout [<ref>] -- <paths>; from the worktree's top
+only, for now). GIT_DIR and GIT_WORK_TREE
+are honoured as git honours them; the post-checkout hook runs as with git, and its failure
+makes the exit status non-zero once the checkout is done.
+
 Options:
+  -C <path>             run as if started in <path> (repeatable; relative ones stack)
   -f, --force           overwrite local changes and untracked files in the way (git checkout -f);
                         without <ref>, reset the index and worktree to HEAD
       --restore         make the worktree match the index (git checkout-index -a -f)
@@ -91,13 +105,50 @@ function describe(s: CheckoutSummary): string {
   return lines.join('\n');
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Which positional is the repository and which the revision: two are <repo> <ref>; one is the
+ * repository when it is a directory (a directory wins over a revision of the same name), else
+ * the revision, checked out in the current directory's repository.
+ */
+function placeArguments(cwd: string, positionals: string[]): { repo: string; ref?: string } {
+  const [first, second] = positionals;
+  if (first === undefined) return { repo: cwd };
+  if (second !== undefined) return { repo: resolve(cwd, first), ref: second };
+  if (first !== '-' && isDirectory(resolve(cwd, first))) return { repo: resolve(cwd, first) };
+  return { repo: cwd, ref: first };
+}
+
+/**
+ * git reads pathspecs relative to the current directory; the API takes them from the worktree's
+ * top. Until they are rebased on the way in, they are taken only at the top.
+ */
+function assertAtTop(start: string): void {
+  const { worktree } = openRepo(start);
+  if (relative(worktree, resolve(start)) !== '') {
+    throw new PcheckoutError(
+      'ERR_UNSUPPORTED',
+      `pathspecs from a subdirectory of the worktree are not supported yet (run from ${worktree})`,
+    );
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
+      tokens: true,
       options: {
+        C: { type: 'string', short: 'C', multiple: true },
         workers: { type: 'string', short: 'w' },
         force: { type: 'boolean', short: 'f' },
         restore: { type: 'boolean' },
@@ -114,7 +165,13 @@ async function main(argv: string[]): Promise<number> {
     // util.parseArgs explains itself over several lines; the first one says what is wrong.
     usageError((err as Error).message.split('\n')[0]!);
   }
-  const { values, positionals } = parsed;
+  const { values, tokens } = parsed;
+  const terminator = tokens.find((t) => t.kind === 'option-terminator')?.index ?? Infinity;
+  const positionals: string[] = [];
+  const paths: string[] = [];
+  for (const t of tokens) {
+    if (t.kind === 'positional') (t.index > terminator ? paths : positionals).push(t.value);
+  }
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
@@ -124,7 +181,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 2) usageError(`too many arguments: ${positionals.slice(2).join(' ')}`);
-  const [repo = '.', ref] = positionals;
+  // -C stacks as git's does: each relative path from the previous one.
+  const cwd = (values.C ?? []).reduce((dir, p) => (p === '' ? dir : resolve(dir, p)), '.');
+  const { repo, ref } = placeArguments(cwd, positionals);
+  if (paths.length > 0) assertAtTop(repo);
   const workers = integerFlag('workers', values.workers);
   const threshold = integerFlag('threshold', values.threshold);
   const bar =
@@ -138,6 +198,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const summary = await checkout(repo, {
       ...(ref !== undefined ? { ref } : {}),
+      ...(paths.length > 0 ? { paths } : {}),
       ...(workers !== undefined ? { workers } : {}),
       ...(threshold !== undefined ? { threshold } : {}),
       ...(values.force ? { force: true } : {}),
@@ -147,11 +208,18 @@ async function main(argv: string[]): Promise<number> {
       racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
     });
     bar?.clear();
+    if (summary.newBranch?.upstream && !values.quiet && !values.json) {
+      // On stdout, as git prints it.
+      process.stdout.write(
+        `branch '${summary.newBranch.name}' set up to track '${summary.newBranch.upstream}'.\n`,
+      );
+    }
     if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
     else if (summary.collisions.length > 0)
       process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
-    return 0;
+    // As git: a failed post-checkout hook fails the command (status 1), after the checkout.
+    return summary.hook !== null && summary.hook.status !== 0 ? 1 : 0;
   } finally {
     bar?.clear();
     process.off('SIGINT', onSignal);

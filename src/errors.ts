@@ -15,6 +15,8 @@ export const ErrorCodes = {
   ERR_CORRUPT_INDEX: 'the index file is malformed or fails its checksum',
   ERR_INDEX_LOCKED: 'another process holds the index lock',
   ERR_REF_LOCKED: 'another process holds a ref lock',
+  ERR_CONFIG_LOCKED: 'another process holds the config file lock',
+  ERR_BRANCH_CHECKED_OUT: 'the branch is checked out in another worktree',
   ERR_WRITE_FAILED: 'files could not be written',
   ERR_IO: 'a filesystem operation failed',
   ERR_TOO_LARGE: 'an object is too large to hold in memory',

@@ -9,6 +9,7 @@ import {
   writevSync,
 } from 'node:fs';
 import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
+import { adjustSharedPerm } from './perms.js';
 
 /**
  * git's lockfile protocol: create `<file>.lock` exclusively, write it, rename it over the file.
@@ -19,9 +20,11 @@ export class LockFile {
   private done = false;
   readonly lockPath: string;
 
+  /** `shared`: the repository's core.sharedRepository (see perms.ts), applied to the lock. */
   constructor(
     readonly target: string,
     lockedCode: ErrorCode,
+    shared = 0,
   ) {
     this.lockPath = `${target}.lock`;
     try {
@@ -36,6 +39,7 @@ export class LockFile {
       }
       throw fromSystem(err, 'create', this.lockPath);
     }
+    adjustSharedPerm(this.lockPath, shared);
   }
 
   write(data: Buffer | string): void {

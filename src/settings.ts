@@ -11,7 +11,10 @@ import {
 import type { Progress } from './write/write.js';
 
 export interface CheckoutOptions {
-  /** A branch, tag, object id (full or abbreviated), or `rev~n` / `rev^{tree}`; default: HEAD. */
+  /**
+   * A revision as `git checkout` takes it (branch, tag, id, `-`, `rev~n`, …; README's
+   * Revisions); default: HEAD. A tree only for materialize.
+   */
   ref?: string;
   /**
    * Overwrite local changes and untracked files in the way, as `git checkout -f`; without a
@@ -43,10 +46,12 @@ export interface CheckoutOptions {
    * `'always'` always waits, `false` / `'never'` never does.
    */
   racyWait?: boolean | RacyPolicy;
+  /** Run the post-checkout hook as git does (not for a restore); default true. */
+  hooks?: boolean;
 }
 
 /** Options of `materialize()`: the same as a checkout's, less what concerns a repository's own worktree. */
-export type MaterializeOptions = Omit<CheckoutOptions, 'force' | 'restore'>;
+export type MaterializeOptions = Omit<CheckoutOptions, 'force' | 'restore' | 'hooks'>;
 
 export interface Settings {
   ref: string | undefined;
@@ -58,6 +63,7 @@ export interface Settings {
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
   racyWait: RacyPolicy;
+  hooks: boolean;
 }
 
 function racyPolicy(value: unknown): RacyPolicy {
@@ -77,6 +83,7 @@ const CHECKOUT_KEYS = new Set([
   'onProgress',
   'signal',
   'racyWait',
+  'hooks',
 ]);
 
 function optionalPaths(value: unknown): string[] | undefined {
@@ -120,6 +127,7 @@ export function validate(
     onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
     signal: optionalSignal('signal', o['signal']),
     racyWait: racyPolicy(o['racyWait']),
+    hooks: optionalBoolean('hooks', o['hooks']) ?? true,
   };
   if (settings.restore && settings.ref !== undefined) {
     throw new PcheckoutError(
@@ -131,7 +139,7 @@ export function validate(
 }
 
 const MATERIALIZE_KEYS = new Set(
-  [...CHECKOUT_KEYS].filter((k) => k !== 'force' && k !== 'restore'),
+  [...CHECKOUT_KEYS].filter((k) => k !== 'force' && k !== 'restore' && k !== 'hooks'),
 );
 
 export function validateMaterialize(

@@ -46,6 +46,11 @@ export class GitConfig {
     return all?.[all.length - 1];
   }
 
+  /** Every value of a multi-valued key, in file order. */
+  getAll(key: string): string[] {
+    return [...(this.values.get(normalizeKey(key)) ?? [])];
+  }
+
   getBool(key: string): boolean | undefined {
     const v = this.get(key);
     if (v === undefined) return undefined;

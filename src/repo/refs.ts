@@ -1,11 +1,24 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { NativeOdb } from '../addon.js';
-import { PcheckoutError, fromNative, fromSystem } from '../errors.js';
+import { PcheckoutError, fromSystem } from '../errors.js';
 import { LockFile } from '../lock.js';
-import { commitParents, commitTree, isFullHex, readObject, tagTarget } from './objects.js';
+import { commitTree, isFullHex, readObject } from './objects.js';
+import { appendReflog, readReflog, type ReflogEntry } from './reflog.js';
 import type { Repo } from './repo.js';
+import {
+  badRef,
+  dwimRef,
+  evaluate,
+  isRefName,
+  nthPriorCheckout,
+  peelTags,
+  peelToType,
+} from './revision.js';
+import { guessRemoteBranch, type NewBranch } from './tracking.js';
+
+export { isRefName } from './revision.js';
+export type { NewBranch } from './tracking.js';
 
 interface RefValue {
   oid?: string;
@@ -21,6 +34,15 @@ export interface Resolved {
   branch: string | null;
   /** True when HEAD is to be left as it is (no revision given, or "HEAD"). */
   keepHead: boolean;
+  /** The name for HEAD's reflog ("checkout: moving from X to <name>"), as git writes it. */
+  name: string;
+  /** A local branch to create from a remote-tracking branch first (git's checkout.guess). */
+  create?: NewBranch;
+}
+
+export interface ResolveOptions {
+  /** Accept a tree (`rev^{tree}`, a tree id, a tag of a tree): for a materialize, not a checkout. */
+  allowTree?: boolean;
 }
 
 const PER_WORKTREE = /^(HEAD|refs\/bisect\/|refs\/worktree\/|refs\/rewritten\/)/;
@@ -28,7 +50,7 @@ const PER_WORKTREE = /^(HEAD|refs\/bisect\/|refs\/worktree\/|refs\/rewritten\/)/
 export class Refs {
   private packed: Map<string, string> | undefined;
 
-  constructor(private readonly repo: Repo) {}
+  constructor(readonly repo: Repo) {}
 
   private loosePath(name: string): string {
     return join(PER_WORKTREE.test(name) ? this.repo.gitDir : this.repo.commonDir, name);
@@ -93,7 +115,7 @@ export class Refs {
    * detaches it). The caller commits the lock once the worktree and index are in place.
    */
   lockHead(value: { branch: string } | { oid: string }): LockFile {
-    const lock = new LockFile(join(this.repo.gitDir, 'HEAD'), 'ERR_REF_LOCKED');
+    const lock = new LockFile(join(this.repo.gitDir, 'HEAD'), 'ERR_REF_LOCKED', this.repo.shared);
     try {
       lock.write('branch' in value ? `ref: ${value.branch}\n` : `${value.oid}\n`);
     } catch (err) {
@@ -105,51 +127,57 @@ export class Refs {
 
   /** Appends a line to logs/HEAD, as git does when HEAD moves. */
   appendHeadLog(oldOid: string, newOid: string, message: string): void {
-    const logPath = join(this.repo.gitDir, 'logs', 'HEAD');
-    const enabled =
-      this.repo.config.getBool('core.logallrefupdates') ??
-      this.repo.config.getBool('core.bare') !== true;
-    if (!enabled && !existsSync(logPath)) return;
-    const name =
-      process.env['GIT_COMMITTER_NAME'] ?? this.repo.config.get('user.name') ?? safeUser();
-    const email =
-      process.env['GIT_COMMITTER_EMAIL'] ??
-      this.repo.config.get('user.email') ??
-      `${safeUser()}@${hostname()}`;
-    const now = Math.floor(Date.now() / 1000);
-    const offset = -new Date().getTimezoneOffset();
-    const tz = `${offset >= 0 ? '+' : '-'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}${String(Math.abs(offset) % 60).padStart(2, '0')}`;
-    try {
-      mkdirSync(dirname(logPath), { recursive: true });
-      appendFileSync(logPath, `${oldOid} ${newOid} ${name} <${email}> ${now} ${tz}\t${message}\n`);
-    } catch {
-      // The reflog is a convenience; a failure to append must not fail a finished checkout.
+    appendReflog(this.repo, 'HEAD', oldOid, newOid, message);
+  }
+
+  appendLog(ref: string, oldOid: string, newOid: string, message: string): void {
+    appendReflog(this.repo, ref, oldOid, newOid, message);
+  }
+
+  readLog(ref: string): ReflogEntry[] {
+    return readReflog(this.repo, ref);
+  }
+
+  /** The object id of every ref under refs/ (loose and packed), then HEAD's. */
+  tips(): string[] {
+    const names = new Set(this.packedRefs().keys());
+    const walk = (dir: string, prefix: string): void => {
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        if (e.isDirectory()) walk(join(dir, e.name), `${prefix}${e.name}/`);
+        else if (e.isFile()) names.add(`${prefix}${e.name}`);
+      }
+    };
+    walk(join(this.repo.commonDir, 'refs'), 'refs/');
+    const out: string[] = [];
+    for (const name of [...names].sort()) {
+      const oid = isRefName(name) ? this.resolve(name) : undefined;
+      if (oid !== undefined) out.push(oid);
     }
+    const head = this.resolve('HEAD');
+    if (head !== undefined) out.push(head);
+    return out;
   }
-}
-
-function safeUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
-}
-
-/** git's check_refname_format, reduced to what keeps a name from escaping the refs directory. */
-function isRefName(name: string): boolean {
-  if (name === '' || name.startsWith('/') || name.endsWith('/') || name.endsWith('.lock'))
-    return false;
-  if (/(^|\/)\.|\.\.|\/\/|[\x00-\x20~^:?*[\\\x7f]|@\{/.test(name)) return false;
-  return true;
 }
 
 /**
- * Resolves a revision as `git checkout` does: a local branch name switches to the branch;
- * anything else (object id, abbreviated id, tag, remote branch, `rev~n`, `rev^n`, `rev^{type}`)
- * detaches HEAD at the commit it names.
+ * Resolves a revision as `git checkout` does: a local branch name switches to the branch (so do
+ * `-` and `@{-n}` when the previous checkout was of a branch); a name that is nothing else but
+ * exists as `<remote>/<name>` creates the local branch tracking it (checkout.guess); anything
+ * else (ids, tags, remote branches, `rev~n`, `rev^{/text}`, `:/text`, `ref@{n}`, `@`, …)
+ * detaches HEAD at the commit it names. A tree is refused unless `allowTree`.
  */
-export function resolveRevision(refs: Refs, odb: NativeOdb, spec: string | undefined): Resolved {
+export function resolveRevision(
+  refs: Refs,
+  odb: NativeOdb,
+  spec: string | undefined,
+  options: ResolveOptions = {},
+): Resolved {
   if (spec === undefined || spec === 'HEAD') {
     const head = refs.read('HEAD');
     const oid = refs.resolve('HEAD');
@@ -160,122 +188,83 @@ export function resolveRevision(refs: Refs, odb: NativeOdb, spec: string | undef
         `HEAD does not point to a commit (${target} is unborn); name a revision to check out`,
       );
     }
-    const commit = peelTo(odb, oid, 'commit', 'HEAD');
+    const commit = peelToType(odb, oid, 'commit', 'HEAD');
     return {
       commit,
       tree: commitTree(readObject(odb, commit).data, commit),
       branch: null,
       keepHead: true,
+      name: 'HEAD',
     };
   }
-  const branchRef = `refs/heads/${spec}`;
-  if (!spec.startsWith('refs/') && isRefName(branchRef) && refs.exists(branchRef)) {
-    const commit = peelTo(odb, refs.resolve(branchRef)!, 'commit', spec);
+  // `-` is `@{-1}`: the branch (or commit) the last checkout left.
+  // As git's strbuf_branchname, a leading @{-n} is replaced by the name (also in the reflog).
+  let expr = spec === '-' ? '@{-1}' : spec;
+  const prior = /^@\{-(\d+)\}/.exec(expr);
+  if (prior) {
+    const from = Number(prior[1]) > 0 ? nthPriorCheckout(refs, Number(prior[1])) : undefined;
+    if (from === undefined) throw badRef(spec, "HEAD's reflog has no such previous checkout");
+    expr = from + expr.slice(prior[0].length);
+  }
+  const branchRef = `refs/heads/${expr}`;
+  if (!expr.startsWith('refs/') && isRefName(branchRef) && refs.exists(branchRef)) {
+    const commit = peelToType(odb, refs.resolve(branchRef)!, 'commit', spec);
     return {
       commit,
       tree: commitTree(readObject(odb, commit).data, commit),
       branch: branchRef,
       keepHead: false,
+      name: expr,
     };
   }
-  const m = /^(.*?)((?:[~^][0-9]*|\^\{[a-z]*\})*)$/.exec(spec)!;
-  const base = m[1]!;
-  const suffix = m[2]!;
-  if (base === '') throw badRef(spec);
-  let oid = resolveBase(refs, odb, base, spec);
-  let kind: 'commit' | 'tree' = 'commit';
-  for (const op of suffix.match(/~[0-9]*|\^\{[a-z]*\}|\^[0-9]*/g) ?? []) {
-    if (op.startsWith('^{')) {
-      const want = op.slice(2, -1);
-      if (want === 'tree') {
-        oid = peelTo(odb, oid, 'tree', spec);
-        kind = 'tree';
-      } else if (want === 'commit' || want === '') {
-        oid = want === '' ? peelTags(odb, oid) : peelTo(odb, oid, 'commit', spec);
-      } else {
-        throw badRef(spec, `unsupported peel ^{${want}}`);
-      }
-      continue;
-    }
-    const n = op.length > 1 ? Number(op.slice(1)) : 1;
-    oid = peelTo(odb, oid, 'commit', spec);
-    if (op.startsWith('~')) {
-      for (let i = 0; i < n; i++) oid = nthParent(odb, oid, 1, spec);
-    } else if (n > 0) {
-      oid = nthParent(odb, oid, n, spec);
+  if (
+    isRefName(branchRef) &&
+    !expr.startsWith('refs/') &&
+    !/[?*[\\]/.test(expr) &&
+    dwimRef(refs, expr) === undefined &&
+    !isFullHex(expr) &&
+    !isShortId(odb, expr) &&
+    refs.repo.config.getBool('checkout.guess') !== false
+  ) {
+    const create = guessRemoteBranch(refs.repo, refs, expr);
+    if (create !== undefined) {
+      const commit = peelToType(odb, create.oid, 'commit', spec);
+      return {
+        commit,
+        tree: commitTree(readObject(odb, commit).data, commit),
+        branch: create.branch,
+        keepHead: false,
+        name: expr,
+        create,
+      };
     }
   }
-  if (kind === 'tree') return { commit: null, tree: oid, branch: null, keepHead: true };
-  const peeled = peelTags(odb, oid);
+  const peeled = peelTags(odb, evaluate(refs, odb, expr));
   const obj = readObject(odb, peeled);
-  if (obj.type === 'tree') return { commit: null, tree: peeled, branch: null, keepHead: true };
+  if (obj.type === 'tree') {
+    if (!options.allowTree) {
+      throw new PcheckoutError(
+        'ERR_BAD_REF',
+        `Cannot switch branch to a non-commit '${spec}' (${peeled} is a tree)`,
+      );
+    }
+    return { commit: null, tree: peeled, branch: null, keepHead: true, name: spec };
+  }
   if (obj.type !== 'commit') throw badRef(spec, `it names a ${obj.type}`);
-  return { commit: peeled, tree: commitTree(obj.data, peeled), branch: null, keepHead: false };
+  return {
+    commit: peeled,
+    tree: commitTree(obj.data, peeled),
+    branch: null,
+    keepHead: false,
+    name: expr,
+  };
 }
 
-function badRef(spec: string, why?: string): PcheckoutError {
-  return new PcheckoutError(
-    'ERR_BAD_REF',
-    `'${spec}' does not name a commit${why ? ` (${why})` : ''}`,
-  );
-}
-
-function resolveBase(refs: Refs, odb: NativeOdb, base: string, spec: string): string {
-  if (isFullHex(base)) return base.toLowerCase();
-  for (const candidate of [
-    base,
-    `refs/${base}`,
-    `refs/tags/${base}`,
-    `refs/heads/${base}`,
-    `refs/remotes/${base}`,
-    `refs/remotes/${base}/HEAD`,
-  ]) {
-    if (candidate !== base && !isRefName(candidate)) continue;
-    if (
-      candidate === base &&
-      base !== 'HEAD' &&
-      !base.startsWith('refs/') &&
-      !/^[A-Z_]+$/.test(base)
-    )
-      continue;
-    const oid = refs.resolve(candidate);
-    if (oid !== undefined) return oid;
+function isShortId(odb: NativeOdb, s: string): boolean {
+  if (!/^[0-9a-f]{4,39}$/i.test(s)) return false;
+  try {
+    return odb.resolvePrefix(s.toLowerCase()).count > 0;
+  } catch {
+    return false;
   }
-  if (/^[0-9a-f]{4,39}$/i.test(base)) {
-    let found;
-    try {
-      found = odb.resolvePrefix(base.toLowerCase());
-    } catch (err) {
-      throw fromNative(err, `cannot look up ${base}`);
-    }
-    if (found.count === 2)
-      throw new PcheckoutError('ERR_AMBIGUOUS_REF', `short object id ${base} is ambiguous`);
-    if (found.count === 1) return found.oid!.toString('hex');
-  }
-  throw badRef(spec, 'no such branch, tag or object');
-}
-
-function peelTags(odb: NativeOdb, oid: string): string {
-  let current = oid;
-  for (let depth = 0; depth < 20; depth++) {
-    const obj = readObject(odb, current);
-    if (obj.type !== 'tag') return current;
-    current = tagTarget(obj.data, current).target;
-  }
-  throw new PcheckoutError('ERR_CORRUPT_OBJECT', `tag chain from ${oid} is too long`, { oid });
-}
-
-function peelTo(odb: NativeOdb, oid: string, want: 'commit' | 'tree', spec: string): string {
-  const peeled = peelTags(odb, oid);
-  const obj = readObject(odb, peeled);
-  if (obj.type === want) return peeled;
-  if (want === 'tree' && obj.type === 'commit') return commitTree(obj.data, peeled);
-  throw badRef(spec, `${peeled} is a ${obj.type}, not a ${want}`);
-}
-
-function nthParent(odb: NativeOdb, commit: string, n: number, spec: string): string {
-  const parents = commitParents(readObject(odb, commit).data, commit);
-  const p = parents[n - 1];
-  if (p === undefined) throw badRef(spec, `${commit} has no parent ${n}`);
-  return p;
 }

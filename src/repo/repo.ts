@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { GitConfig } from './config.js';
 import { PcheckoutError } from '../errors.js';
+import { parseSharedRepository } from '../perms.js';
 
 export interface Repo {
   /** The per-worktree git directory (HEAD, index). */
@@ -13,6 +14,8 @@ export interface Repo {
   config: GitConfig;
   /** The object directory followed by its alternates, in lookup order. */
   objectDirs: string[];
+  /** core.sharedRepository, parsed (0: modes follow the umask; see perms.ts). */
+  shared: number;
 }
 
 const KNOWN_EXTENSIONS = new Set([
@@ -23,17 +26,33 @@ const KNOWN_EXTENSIONS = new Set([
   'partialclone',
 ]);
 
-/** Finds the repository at or above `start`, as git does for `git -C start`. */
-export function openRepo(start: string): Repo {
+/**
+ * Finds the repository at or above `start`, as git does for `git -C start`: `GIT_DIR` names the
+ * git directory instead (relative to `start`), and the worktree is then `GIT_WORK_TREE`,
+ * `core.worktree` or `start` itself; `GIT_WORK_TREE` alone overrides the discovered worktree.
+ */
+export function openRepo(start: string, env: NodeJS.ProcessEnv = process.env): Repo {
   const from = resolve(start);
   if (!existsSync(from)) {
     throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `${from} does not exist`, { path: from });
   }
+  const envWorktree = env['GIT_WORK_TREE'] ? resolve(from, env['GIT_WORK_TREE']) : undefined;
+  const envGitDir = env['GIT_DIR'];
+  if (envGitDir) {
+    const dir = resolve(from, envGitDir);
+    const gitDir = looksLikeGitDir(dir) ? dir : gitFileTarget(dir);
+    if (gitDir === undefined) {
+      throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `not a git repository: '${envGitDir}'`, {
+        path: dir,
+      });
+    }
+    return finish(gitDir, from, envWorktree ?? null);
+  }
   for (let dir = from; ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
     const gitDir = gitDirAt(dotGit);
-    if (gitDir !== undefined) return finish(gitDir, dir);
-    if (dir === from && looksLikeGitDir(dir)) return finish(dir, undefined);
+    if (gitDir !== undefined) return finish(gitDir, dir, envWorktree);
+    if (dir === from && looksLikeGitDir(dir)) return finish(dir, undefined, envWorktree);
     if (dirname(dir) === dir) break;
   }
   throw new PcheckoutError(
@@ -75,6 +94,15 @@ function gitDirAt(dotGit: string): string | undefined {
   return target;
 }
 
+/** GIT_DIR may name a gitfile too. */
+function gitFileTarget(path: string): string | undefined {
+  try {
+    return statSync(path).isFile() ? gitDirAt(path) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function looksLikeGitDir(dir: string): boolean {
   const common = commonDirOf(dir);
   return (
@@ -93,16 +121,25 @@ function commonDirOf(gitDir: string): string {
   }
 }
 
-function finish(gitDir: string, worktreeGuess: string | undefined): Repo {
+/**
+ * `explicit`: the worktree GIT_WORK_TREE names; null when GIT_DIR was given without it (then
+ * core.worktree, else — unless the repository is bare — `worktreeGuess`, the current directory).
+ */
+function finish(
+  gitDir: string,
+  worktreeGuess: string | undefined,
+  explicit: string | null | undefined,
+): Repo {
   const commonDir = commonDirOf(gitDir);
   const config = GitConfig.load(commonDir, gitDir);
   checkFormat(config, gitDir);
   let worktree = worktreeGuess;
   const configured = config.get('core.worktree');
   if (configured !== undefined) worktree = resolve(gitDir, configured);
+  if (explicit) worktree = explicit;
   if (
     worktree === undefined ||
-    (config.getBool('core.bare') === true && configured === undefined)
+    (config.getBool('core.bare') === true && configured === undefined && !explicit)
   ) {
     throw new PcheckoutError(
       'ERR_NOT_A_REPOSITORY',
@@ -118,6 +155,7 @@ function finish(gitDir: string, worktreeGuess: string | undefined): Repo {
     worktree,
     config,
     objectDirs: objectDirs(join(commonDir, 'objects')),
+    shared: parseSharedRepository(config.get('core.sharedrepository')),
   };
 }
 
