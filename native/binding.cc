@@ -3,6 +3,7 @@
 // lives in the Addon instance, so the module loads safely in many worker threads.
 #include <napi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -126,12 +127,6 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   return out;
 }
 
-template <typename T, typename Array>
-Array typed_copy(Napi::Env env, const std::vector<T>& v) {
-  Array out = Array::New(env, v.size());
-  if (!v.empty()) std::memcpy(out.Data(), v.data(), v.size() * sizeof(T));
-  return out;
-}
 
 // parseIndexEntries(file: Buffer, end, version, count) -> the entries as flat arrays (see
 // index_entries.h); the header, checksum and extensions are read in TypeScript.
@@ -148,30 +143,60 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
     throw_arg(env, "end must lie within the file");
   if (version != 2 && version != 3 && version != 4) throw_arg(env, "version must be 2, 3 or 4");
   if (!(count >= 0 && count <= 4294967295.0)) throw_arg(env, "count out of range");
-  pc::IndexEntries entries;
-  try {
-    pc::parse_index_entries(file.Data(), static_cast<size_t>(end),
-                            static_cast<uint32_t>(version), static_cast<uint32_t>(count),
-                            &entries);
-  } catch (const pc::Error& e) {
-    throw_native(env, e);
-  } catch (const std::bad_alloc&) {
-    throw make_error(env, "ERR_TOO_LARGE", "the index is too large to hold in memory");
+  size_t n = static_cast<size_t>(count);
+  size_t fileEnd = static_cast<size_t>(end);
+  // The arrays are JavaScript's from the start: the parser writes into them, nothing is copied.
+  auto oids = Napi::Buffer<uint8_t>::New(env, n * 20);
+  auto modes = Napi::Uint32Array::New(env, n);
+  auto stats = Napi::Uint32Array::New(env, n * pc::kStatWords);
+  auto stages = Napi::Uint8Array::New(env, n);
+  auto ext_flags = Napi::Uint16Array::New(env, n);
+  auto assume_valid = Napi::Uint8Array::New(env, n);
+  auto offsets = Napi::Uint32Array::New(env, n);
+  auto starts = Napi::Uint32Array::New(env, n + 1);
+  size_t cap = pc::index_path_bound(fileEnd, static_cast<uint32_t>(n));
+  if (version == 4) cap = std::max<size_t>(4096, 4 * cap);
+  for (;;) {
+    auto paths = Napi::Buffer<uint8_t>::New(env, cap);
+    pc::IndexEntries entries;
+    entries.oids = oids.Data();
+    entries.modes = modes.Data();
+    entries.stats = stats.Data();
+    entries.stages = stages.Data();
+    entries.ext_flags = ext_flags.Data();
+    entries.assume_valid = assume_valid.Data();
+    entries.offsets = offsets.Data();
+    entries.starts = starts.Data();
+    entries.paths = paths.Data();
+    entries.paths_cap = cap;
+    bool fit;
+    try {
+      fit = pc::parse_index_entries(file.Data(), fileEnd, static_cast<uint32_t>(version),
+                                    static_cast<uint32_t>(n), &entries);
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+    if (!fit) {
+      cap *= 2;  // version 4 paths longer than guessed
+      continue;
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("paths", paths);
+    out.Set("pathsLength", Napi::Number::New(env, static_cast<double>(entries.paths_len)));
+    out.Set("oids", oids);
+    out.Set("modes", modes);
+    out.Set("stats", stats);
+    out.Set("stages", stages);
+    out.Set("extFlags", ext_flags);
+    out.Set("assumeValid", assume_valid);
+    out.Set("offsets", offsets);
+    out.Set("starts", starts);
+    out.Set("endOfEntries", Napi::Number::New(env, static_cast<double>(entries.end_of_entries)));
+    out.Set("unmerged", Napi::Boolean::New(env, entries.unmerged));
+    if (!entries.problem.empty()) out.Set("problem", Napi::String::New(env, entries.problem));
+    out.Set("sparseDir", Napi::Number::New(env, static_cast<double>(entries.sparse_dir)));
+    return out;
   }
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("paths", copy_buffer(env, entries.paths.data(), entries.paths.size()));
-  out.Set("oids", copy_buffer(env, entries.oids.data(), entries.oids.size()));
-  out.Set("modes", typed_copy<uint32_t, Napi::Uint32Array>(env, entries.modes));
-  out.Set("stats", typed_copy<uint32_t, Napi::Uint32Array>(env, entries.stats));
-  out.Set("stages", typed_copy<uint8_t, Napi::Uint8Array>(env, entries.stages));
-  out.Set("extFlags", typed_copy<uint16_t, Napi::Uint16Array>(env, entries.ext_flags));
-  out.Set("assumeValid", typed_copy<uint8_t, Napi::Uint8Array>(env, entries.assume_valid));
-  out.Set("offsets", typed_copy<uint32_t, Napi::Uint32Array>(env, entries.offsets));
-  out.Set("endOfEntries", Napi::Number::New(env, static_cast<double>(entries.end_of_entries)));
-  out.Set("unmerged", Napi::Boolean::New(env, entries.unmerged));
-  if (!entries.problem.empty()) out.Set("problem", Napi::String::New(env, entries.problem));
-  out.Set("sparseDir", Napi::Number::New(env, static_cast<double>(entries.sparse_dir)));
-  return out;
 }
 
 // A write request parsed from JS, holding references so an async write can outlive the call.

@@ -37,20 +37,13 @@ bool valid_mode(uint32_t mode) {
 
 }  // namespace
 
-void parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint32_t count,
+size_t index_path_bound(size_t end, uint32_t count) {
+  size_t fixed = kHeader + kEntryFixed * size_t{count};
+  return end > fixed ? end - fixed : 0;
+}
+
+bool parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint32_t count,
                          IndexEntries* out) {
-  out->oids.resize(size_t{count} * 20);
-  out->modes.resize(count);
-  out->stats.resize(size_t{count} * kStatWords);
-  out->stages.resize(count);
-  out->ext_flags.resize(count);
-  out->assume_valid.resize(count);
-  out->offsets.resize(count);
-  // Names whole with their NUL fit in what the fixed parts leave (v2/v3); v4's shared prefixes
-  // make them longer than stored, so that buffer grows.
-  out->paths.reserve(end > kHeader + kEntryFixed * size_t{count}
-                         ? end - kHeader - kEntryFixed * size_t{count}
-                         : 0);
   size_t pos = kHeader;
   size_t prev_start = 0, prev_len = 0;
   uint8_t prev_stage = 0;
@@ -59,11 +52,11 @@ void parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
     if (pos > end || end - pos < kEntryFixed) corrupt(entry() + " runs past the end of the file");
     out->offsets[i] = static_cast<uint32_t>(pos);
     const uint8_t* e = data + pos;
-    uint32_t* stats = &out->stats[size_t{i} * kStatWords];
+    uint32_t* stats = out->stats + size_t{i} * kStatWords;
     for (size_t w = 0; w < kStatWords; w++) stats[w] = be32(e + 4 * w);
     uint32_t mode = stats[6];
     out->modes[i] = mode;
-    std::memcpy(&out->oids[size_t{i} * 20], e + 40, 20);
+    std::memcpy(out->oids + size_t{i} * 20, e + 40, 20);
     uint16_t flags = be16(e + 60);
     uint8_t stage = static_cast<uint8_t>((flags >> 12) & 3);
     out->stages[i] = stage;
@@ -80,7 +73,8 @@ void parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
     }
     size_t len = flags & kNameMask;
     size_t same = 0;  // leading bytes shared with the previous path
-    size_t start = out->paths.size();
+    size_t start = out->paths_len;
+    out->starts[i] = static_cast<uint32_t>(start);
     if (version == 4) {
       // Bytes to strip from the previous path (an offset varint), then the new suffix.
       if (p >= end) corrupt(entry() + " runs past the end of the file");
@@ -100,9 +94,9 @@ void parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
       if (len == kNameMask ? same + suffix < kNameMask : same + suffix != len)
         corrupt(entry() + "'s name length field is wrong");
       len = same + suffix;
-      out->paths.resize(start + len + 1);
-      std::memmove(&out->paths[start], &out->paths[prev_start], same);
-      std::memcpy(&out->paths[start + same], data + p, suffix);
+      if (out->paths_cap - start < len + 1) return false;
+      std::memmove(out->paths + start, out->paths + prev_start, same);
+      std::memcpy(out->paths + start + same, data + p, suffix);
       pos = p + suffix + 1;
     } else {
       if (p >= end) corrupt("the path of " + entry() + " runs past the end of the file");
@@ -115,15 +109,18 @@ void parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
         corrupt("the path of " + entry() + " runs past the end of the file");
       } else if (data[p + len] != 0) {
         corrupt(entry() + "'s name length field is wrong");
+      } else if (std::memchr(data + p, 0, len) != nullptr) {
+        corrupt("the path of " + entry() + " contains a NUL byte");
       }
       // 1-8 NULs pad the entry to a multiple of 8 bytes.
       size_t next = pos + ((p - pos + len + 8) & ~size_t{7});
       if (next > end) corrupt(entry() + " runs past the end of the file");
-      out->paths.resize(start + len + 1);
-      std::memcpy(&out->paths[start], data + p, len);
+      if (out->paths_cap - start < len + 1) corrupt(entry() + "'s path does not fit the file");
+      std::memcpy(out->paths + start, data + p, len);
       pos = next;
     }
     out->paths[start + len] = 0;
+    out->paths_len = start + len + 1;
     if (out->problem.empty()) {
       if (len == 0) {
         out->problem = entry() + " has an empty path";
@@ -133,7 +130,7 @@ void parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
         out->problem = entry() + " has an invalid mode";
       }
       if (i > 0 && out->problem.empty()) {
-        int cmp = compare_paths(&out->paths[prev_start], prev_len, &out->paths[start], len);
+        int cmp = compare_paths(out->paths + prev_start, prev_len, out->paths + start, len);
         if (cmp > 0) {
           out->problem = "entries " + std::to_string(i - 1) + " and " + std::to_string(i) +
                          " are not sorted by path";
@@ -148,7 +145,9 @@ void parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
     prev_len = len;
     prev_stage = stage;
   }
+  out->starts[count] = static_cast<uint32_t>(out->paths_len);
   out->end_of_entries = pos;
+  return true;
 }
 
 }  // namespace pc

@@ -84,7 +84,9 @@ export interface Addon {
     version: number,
     count: number,
   ): {
+    /** Room for the paths; the first pathsLength bytes hold them. */
     paths: Buffer;
+    pathsLength: number;
     oids: Buffer;
     modes: Uint32Array;
     stats: Uint32Array;
@@ -92,6 +94,8 @@ export interface Addon {
     extFlags: Uint16Array;
     assumeValid: Uint8Array;
     offsets: Uint32Array;
+    /** count + 1: where each path starts in `paths`. */
+    starts: Uint32Array;
     endOfEntries: number;
     unmerged: boolean;
     problem?: string;

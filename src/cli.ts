@@ -2,7 +2,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkout, type CheckoutSummary, type Progress } from './checkout.js';
+import { checkout, materialize, type CheckoutSummary, type Progress } from './checkout.js';
 import { PcheckoutError } from './errors.js';
 import { openRepo } from './repo/repo.js';
 
@@ -26,6 +26,9 @@ makes the exit status non-zero once the checkout is done.
 
 Options:
   -C <path>             run as if started in <path> (repeatable; relative ones stack)
+      --target <dir>    materialize: write the tree of <ref> into <dir> (any directory outside
+                        the repository; a later run writes only the difference; its record
+                        is kept in <dir>/.git); the repository is not touched
   -f, --force           overwrite local changes and untracked files in the way (git checkout -f);
                         without <ref>, reset the index and worktree to HEAD
       --restore         make the worktree match the index (git checkout-index -a -f)
@@ -86,9 +89,12 @@ class ProgressBar {
 }
 
 function describe(s: CheckoutSummary): string {
-  const head = s.detached
-    ? `HEAD is now at ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
-    : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
+  const head =
+    s.mode === 'materialize'
+      ? `Materialized ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
+      : s.detached
+        ? `HEAD is now at ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
+        : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
   const how = s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially';
   const mb = (s.bytes / 1048576).toFixed(1);
   const changes =
@@ -152,6 +158,7 @@ async function main(argv: string[]): Promise<number> {
         workers: { type: 'string', short: 'w' },
         force: { type: 'boolean', short: 'f' },
         restore: { type: 'boolean' },
+        target: { type: 'string' },
         threshold: { type: 'string', short: 't' },
         json: { type: 'boolean' },
         'no-racy-wait': { type: 'boolean' },
@@ -184,7 +191,11 @@ async function main(argv: string[]): Promise<number> {
   // -C stacks as git's does: each relative path from the previous one.
   const cwd = (values.C ?? []).reduce((dir, p) => (p === '' ? dir : resolve(dir, p)), '.');
   const { repo, ref } = placeArguments(cwd, positionals);
-  if (paths.length > 0) assertAtTop(repo);
+  const target = values.target === undefined ? undefined : resolve(cwd, values.target);
+  if (target !== undefined && (values.force || values.restore)) {
+    usageError('--target cannot be combined with --force or --restore');
+  }
+  if (paths.length > 0 && target === undefined) assertAtTop(repo);
   const workers = integerFlag('workers', values.workers);
   const threshold = integerFlag('threshold', values.threshold);
   const bar =
@@ -196,17 +207,23 @@ async function main(argv: string[]): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const summary = await checkout(repo, {
+    const common = {
       ...(ref !== undefined ? { ref } : {}),
       ...(paths.length > 0 ? { paths } : {}),
       ...(workers !== undefined ? { workers } : {}),
       ...(threshold !== undefined ? { threshold } : {}),
-      ...(values.force ? { force: true } : {}),
-      ...(values.restore ? { restore: true } : {}),
       ...(bar ? { onProgress: (p: Progress) => bar.update(p) } : {}),
       signal: controller.signal,
       racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
-    });
+    };
+    const summary =
+      target !== undefined
+        ? await materialize(repo, target, common)
+        : await checkout(repo, {
+            ...common,
+            ...(values.force ? { force: true } : {}),
+            ...(values.restore ? { restore: true } : {}),
+          });
     bar?.clear();
     if (summary.newBranch?.upstream && !values.quiet && !values.json) {
       // On stdout, as git prints it.

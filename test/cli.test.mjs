@@ -114,6 +114,27 @@ describe('cli', () => {
     assertCodedFailure(r, 'ERR_BAD_REF');
   });
 
+  test('--target <dir>: materialize, then a refresh that writes only the difference', () => {
+    const dir = path.join(tmpDir('cli-target'), 'out');
+    const state = targetState(repo.dir);
+    let r = runCli(['--json', '--no-racy-wait', '--target', dir, repo.dir, 'feature~1']);
+    assert.equal(r.status, 0, r.stderr);
+    let s = JSON.parse(r.stdout);
+    assert.equal(s.mode, 'materialize');
+    const listed = gitOut(repo.dir, 'ls-tree', '-r', '--name-only', 'feature~1').split('\n');
+    assert.equal(s.entries, listed.length);
+    r = runCli(['--json', '--no-racy-wait', '--target', dir, repo.dir, 'feature']);
+    assert.equal(r.status, 0, r.stderr);
+    s = JSON.parse(r.stdout);
+    const changed = gitOut(repo.dir, 'diff', '--name-only', 'feature~1', 'feature').split('\n');
+    assert.equal(s.created + s.updated + s.deleted, changed.filter(Boolean).length);
+    for (const name of gitOut(repo.dir, 'ls-tree', '-r', '--name-only', 'feature').split('\n')) {
+      assert.ok(fs.existsSync(path.join(dir, name)) || fs.lstatSync(path.join(dir, name)), name);
+    }
+    assert.deepEqual(targetState(repo.dir), state, 'the repository changed');
+    assertCodedFailure(runCli(['--target', dir, '--force', repo.dir]), 'ERR_INVALID_OPTION');
+  });
+
   test('untracked file in the way: ERR_WOULD_OVERWRITE', () => {
     const dir = freshClone(repo);
     const tracked = gitOut(dir, 'ls-tree', '--name-only', 'HEAD').split('\n')[0];

@@ -114,7 +114,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
     throw fromNative(err, `cannot read ${path}`);
   }
   const { oids, modes, stats, stages, extFlags, assumeValid, offsets, unmerged } = parsed;
-  const paths = parsed.paths;
+  const paths = parsed.paths.subarray(0, parsed.pathsLength);
   const problem = parsed.problem ?? null;
   const sparseDir = parsed.sparseDir;
   let pos = parsed.endOfEntries;
@@ -162,9 +162,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   }
   if (problem !== null) throw corrupt(path, problem);
 
-  const entries = new EntryList({ count, paths, oids, modes });
-  // The list finds each path's end by its NUL: a NUL inside a path ends the list early.
-  if (entries.starts[count] !== paths.length) throw corrupt(path, 'a path contains a NUL byte');
+  const entries = new EntryList({ count, paths, oids, modes, starts: parsed.starts });
   return {
     version,
     entries,

@@ -10,11 +10,22 @@ export class EntryList {
   /** Start of each path in `paths`; starts[count] is one past the last NUL. */
   readonly starts: Uint32Array;
 
-  constructor(list: { count: number; paths: Buffer; oids: Buffer; modes: Uint32Array }) {
+  /** `starts`, when the producer knows them, saves a scan for the NULs. */
+  constructor(list: {
+    count: number;
+    paths: Buffer;
+    oids: Buffer;
+    modes: Uint32Array;
+    starts?: Uint32Array;
+  }) {
     this.count = list.count;
     this.paths = list.paths;
     this.oids = list.oids;
     this.modes = list.modes;
+    if (list.starts) {
+      this.starts = list.starts;
+      return;
+    }
     this.starts = new Uint32Array(list.count + 1);
     let pos = 0;
     for (let i = 0; i < list.count; i++) {
