@@ -24,6 +24,7 @@ import {
 import { assertNoConversions } from './plan/attributes.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
+import { assertSafePaths, pathProtection, type PathProtection } from './plan/paths.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
@@ -94,6 +95,8 @@ export interface CheckoutSummary {
   workers: number;
   threshold: number;
   inflater: 'libdeflate' | 'zlib';
+  /** Whether files are opened with openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH) (probed once per process; else a component-by-component O_NOFOLLOW walk). */
+  openat2: boolean;
   /** Paths that collided with another entry (e.g. case-insensitive filesystems), sorted. */
   collisions: string[];
   /** The racy-git decision: entries written in the index's second, their bytes, and whether it waited. */
@@ -190,7 +193,7 @@ function configuredWorkers(repo: Repo, explicit: number | undefined): number {
 }
 
 /** The tree HEAD points at now (empty when HEAD is unborn): the "old tree" of a switch. */
-function headTree(refs: Refs, odb: NativeOdb): EntryList {
+function headTree(refs: Refs, odb: NativeOdb, protect: PathProtection): EntryList {
   const oid = refs.resolve('HEAD');
   if (oid === undefined) {
     return new EntryList({
@@ -201,7 +204,7 @@ function headTree(refs: Refs, odb: NativeOdb): EntryList {
     });
   }
   const commit = readObject(odb, oid);
-  return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid);
+  return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid, protect);
 }
 
 /** Starts the pool on first use. */
@@ -288,7 +291,9 @@ export async function checkout(
     }
 
     // Plan: target entries, the two-way merge against index and worktree, blobs located.
-    const targetEntries = target ? walkTree(odb, target.tree) : null;
+    const protect = pathProtection(repo.config);
+    if (current) assertSafePaths(current.entries, protect, 'the index');
+    const targetEntries = target ? walkTree(odb, target.tree, protect) : null;
     // Until conversions land: refuse what would need one, on the way out (the current index's
     // attributes, for the dirty check) or in (the target's).
     if (current) assertNoConversions(repo, odb, current.entries);
@@ -298,7 +303,7 @@ export async function checkout(
       root: repo.worktree,
       target: targetEntries,
       index: current,
-      head: mode === 'switch' && current !== null ? headTree(refs, odb) : null,
+      head: mode === 'switch' && current !== null ? headTree(refs, odb, protect) : null,
       fileMode: repo.config.getBool('core.filemode') ?? true,
       probeThreads: workers,
       threshold,
@@ -374,6 +379,7 @@ export async function checkout(
       workers,
       threshold,
       inflater: addon.inflater,
+      openat2: addon.openat2,
       collisions: outcome.collisions,
       racy,
       timings: {

@@ -2,17 +2,21 @@ import type { NativeOdb } from '../addon.js';
 import { PcheckoutError, fromNative } from '../errors.js';
 import { oidBuffer } from '../repo/objects.js';
 import { EntryList } from './entries.js';
+import { protectionBits, type PathProtection } from './paths.js';
 
 export const MODE_FILE = 0o100644;
 export const MODE_EXEC = 0o100755;
 export const MODE_SYMLINK = 0o120000;
 export const MODE_GITLINK = 0o160000;
 
-/** The tree, recursively, as one flat list in index order. */
-export function walkTree(odb: NativeOdb, tree: string): EntryList {
+/**
+ * The tree, recursively, as one flat list in index order. Every path git's verify_path would
+ * refuse under `protect` is refused here (ERR_UNSAFE_PATH), before anything is written.
+ */
+export function walkTree(odb: NativeOdb, tree: string, protect: PathProtection): EntryList {
   let raw;
   try {
-    raw = odb.walkTree(oidBuffer(tree));
+    raw = odb.walkTree(oidBuffer(tree), protectionBits(protect));
   } catch (err) {
     throw fromNative(err, `cannot read tree ${tree}`);
   }
