@@ -21,6 +21,7 @@ import {
   worktreeListing,
   writeCommit,
   writeLoose,
+  writeRawIndex,
   writeTree,
 } from './helpers/raw.mjs';
 
@@ -334,4 +335,143 @@ describe('verifyPath', () => {
     assert.equal(verifyPath(Buffer.from('.git\xff', 'latin1'), { hfs: true })?.rule, 'hfs-dotgit');
     assert.match(verifyPath('.git').text, /\.git/);
   });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Names listed twice in one tree
+
+describe('a name listed twice in one tree: refused (ERR_CORRUPT_OBJECT), nothing written', () => {
+  const inner = writeTree(store, [['file', 'x', hook]]);
+  const other = writeTree(store, [['file', 'y', blobA]]);
+  // git 2.39 checks every one of these out (the last entry of a name wins, directories merge,
+  // the tree is sorted on the way); fsck calls them duplicateEntries / treeNotSorted. pcheckout
+  // refuses them rather than guess which entry was meant.
+  const trees = {
+    'file a, a-b, directory a': [
+      ['file', 'a', blobA],
+      ['file', 'a-b', blobA],
+      ['dir', 'a', inner],
+    ],
+    'symlink a -> ../outside, a.b, a-c, directory a': [
+      ['symlink', 'a', linkOut],
+      ['file', 'a-c', blobA],
+      ['file', 'a.b', blobA],
+      ['dir', 'a', inner],
+    ],
+    'symlink a -> ../outside next to directory a': [
+      ['symlink', 'a', linkOut],
+      ['dir', 'a', inner],
+    ],
+    'nested: d/a, d/a-b, directory d/a': [
+      [
+        'dir',
+        'd',
+        writeTree(
+          store,
+          [
+            ['file', 'a', blobA],
+            ['file', 'a-b', blobA],
+            ['dir', 'a', inner],
+          ],
+          { sorted: false },
+        ),
+      ],
+    ],
+    'two files a': [
+      ['file', 'a', blobA],
+      ['file', 'a', hook],
+    ],
+    'two directories a': [
+      ['dir', 'a', inner],
+      ['dir', 'a', other],
+    ],
+    'unsorted: b before a': [
+      ['file', 'b', blobA],
+      ['file', 'a', blobA],
+    ],
+  };
+  for (const [label, entries] of Object.entries(trees)) {
+    test(label, async () => {
+      const commit = writeCommit(store, writeTree(store, entries, { sorted: false }));
+      const g = rawRepo(store, commit, { prefix: 'git-dup' });
+      assert.equal(gitTry(g.dir, ['checkout', '-q', 'main']).status, 0, 'git refuses it now');
+      const r = rawRepo(store, commit, { prefix: 'pc-dup' });
+      const before = snapshotAll(r.box);
+      await assert.rejects(checkout(r.dir, OPTS), { code: 'ERR_CORRUPT_OBJECT' });
+      assert.deepEqual(snapshotDiff(before, snapshotAll(r.box)), []);
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hostile targets of a switch or a forced checkout, hostile indexes
+
+describe('hostile paths in a switch, a forced checkout and the index', () => {
+  const good = writeCommit(
+    store,
+    writeTree(store, [
+      ['file', 'a.txt', blobA],
+      ['dir', 'z', treeZ],
+    ]),
+  );
+  const evilNames = ['.git', '.GIT', 'git~1', '.git::$INDEX_ALLOCATION', '..', '.git. '];
+  const evil = evilNames.map((name) => buildCommit({ name, kind: 'exec', where: 'dir' }));
+
+  /** A raw repository at `good`, checked out (by git or pcheckout), with branch evil at `commit`. */
+  async function checkedOut(commit, byGit) {
+    const r = rawRepo(store, good, { prefix: byGit ? 'git-sw' : 'pc-sw' });
+    fs.writeFileSync(path.join(r.gitDir, 'refs', 'heads', 'evil'), `${commit}\n`);
+    if (byGit) assert.equal(gitTry(r.dir, ['checkout', '-q', 'main']).status, 0);
+    else await checkout(r.dir, OPTS);
+    return r;
+  }
+
+  evilNames.forEach((name, k) => {
+    for (const force of [false, true]) {
+      test(`${force ? 'forced checkout' : 'switch'} to a tree with ${JSON.stringify(name)}/hooks/post-checkout`, async () => {
+        const g = await checkedOut(evil[k], true);
+        const args = force ? ['checkout', '-q', '-f', 'evil'] : ['checkout', '-q', 'evil'];
+        assert.notEqual(gitTry(g.dir, args).status, 0, 'git does not refuse');
+        const r = await checkedOut(evil[k], false);
+        const before = snapshotAll(r.box);
+        await assert.rejects(checkout(r.dir, { ...OPTS, ref: 'evil', force }), {
+          code: 'ERR_UNSAFE_PATH',
+        });
+        assert.deepEqual(snapshotDiff(before, snapshotAll(r.box)), []);
+      });
+    }
+  });
+
+  // git 2.39's checkout-index writes whatever the index names (.git/hooks included): an index
+  // is trusted as git's own file. pcheckout holds it to the same rules as a tree.
+  const hostileIndex = [
+    [0o100755, '.git/hooks/post-checkout'],
+    [0o100644, '../outside/pwned'],
+    [0o100644, '.GIT/config'],
+    [0o100644, 'git~1/config'],
+    [0o120000, 'sub/.gitmodules'],
+    [0o100644, 'a//b'],
+    [0o100644, 'ok/./x'],
+  ];
+  for (const [mode, bad] of hostileIndex) {
+    for (const how of ['restore', 'switch', 'force']) {
+      test(`${how} with ${bad} (mode ${mode.toString(8)}) in the index`, async () => {
+        const r = await checkedOut(good, false);
+        const entries = [
+          [0o100644, blobA, 'a.txt'],
+          [mode, mode === 0o120000 ? linkOut : hook, bad],
+          [0o100644, blobA, 'z/b.txt'],
+        ].sort((x, y) => Buffer.compare(Buffer.from(x[2]), Buffer.from(y[2])));
+        writeRawIndex(r.gitDir, entries);
+        const before = snapshotAll(r.box);
+        const opts = how === 'restore' ? { restore: true } : { force: how === 'force' };
+        await assert.rejects(checkout(r.dir, { ...OPTS, ...opts }), (e) => {
+          assert.equal(e.code, 'ERR_UNSAFE_PATH', e.message);
+          assert.equal(e.path, bad);
+          return true;
+        });
+        assert.deepEqual(snapshotDiff(before, snapshotAll(r.box)), []);
+      });
+    }
+  }
 });

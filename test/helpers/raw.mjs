@@ -151,3 +151,23 @@ export function worktreeListing(dir) {
   }
   return out;
 }
+
+/** A version 2 index of [mode, id, path] entries (stat data zero), written as given. */
+export function writeRawIndex(gitDir, entries) {
+  const header = Buffer.alloc(12);
+  header.write('DIRC');
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(entries.length, 8);
+  const parts = [header];
+  for (const [mode, id, p] of entries) {
+    const name = Buffer.isBuffer(p) ? p : Buffer.from(p);
+    const fixed = Buffer.alloc(62);
+    fixed.writeUInt32BE(mode, 24);
+    Buffer.from(id, 'hex').copy(fixed, 40);
+    fixed.writeUInt16BE(Math.min(name.length, 0xfff), 60);
+    parts.push(fixed, name, Buffer.alloc(8 - ((62 + name.length) % 8)));
+  }
+  const body = Buffer.concat(parts);
+  const sum = crypto.createHash('sha1').update(body).digest();
+  fs.writeFileSync(path.join(gitDir, 'index'), Buffer.concat([body, sum]));
+}
