@@ -279,6 +279,8 @@ describe('path rules: the table against git', () => {
           `git refuses ${describeCase(c)} (${expected.stderr}); pcheckout checked it out`,
         );
         assert.equal(error.code, 'ERR_UNSAFE_PATH', error.message);
+        if (!Buffer.isBuffer(c.name) && c.name !== '' && !c.name.includes('/'))
+          assert.equal(error.path, leafPath(c).toString(), 'err.path');
         assert.deepEqual(snapshotDiff(before, snapshotAll(r.box)), [], 'a refused checkout wrote');
         assert.ok(verdict, `verifyPath accepts ${describeCase(c)}`);
         return;

@@ -18,7 +18,7 @@ export function walkTree(odb: NativeOdb, tree: string, protect: PathProtection):
   try {
     raw = odb.walkTree(oidBuffer(tree), protectionBits(protect));
   } catch (err) {
-    throw fromNative(err, `cannot read tree ${tree}`);
+    throw unsafePath(err, tree) ?? fromNative(err, `cannot read tree ${tree}`);
   }
   const entries = new EntryList(raw);
   for (let i = 1; i < entries.count; i++) {
@@ -33,4 +33,20 @@ export function walkTree(odb: NativeOdb, tree: string, protect: PathProtection):
     }
   }
   return entries;
+}
+
+/** The walk's refusal of a path ("<path> (in tree <id>): <rule>") as an error naming both. */
+function unsafePath(err: unknown, tree: string): PcheckoutError | null {
+  const e = err as { code?: unknown; message?: unknown };
+  if (e?.code !== 'ERR_UNSAFE_PATH' || typeof e.message !== 'string') return null;
+  const at = e.message.lastIndexOf(' (in tree ');
+  const close = e.message.indexOf('): ', at);
+  if (at < 0 || close < 0) return null;
+  const path = e.message.slice(0, at);
+  const rule = e.message.slice(close + 3);
+  return new PcheckoutError('ERR_UNSAFE_PATH', `unsafe path '${path}' in tree ${tree}: ${rule}`, {
+    path,
+    oid: e.message.slice(at + 10, close),
+    cause: err,
+  });
 }
