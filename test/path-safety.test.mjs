@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { checkout, verifyPath } from '../dist/index.js';
-import { fakeCommitId, gitTry } from './helpers/git.mjs';
+import { fakeCommitId, gitTry, prng } from './helpers/git.mjs';
 import {
   objectStore,
   rawRepo,
@@ -476,4 +476,120 @@ describe('hostile paths in a switch, a forced checkout and the index', () => {
       });
     }
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Random names against git's own predicates: `git fsck` runs is_ntfs_dotgit, is_hfs_dotgit and
+// the .gitmodules spellings on every tree entry name (also after each backslash), always with
+// both protections on. A tree per name and mode, one fsck over all of them: its hasDot,
+// hasDotdot, hasDotgit and gitmodulesSymlink findings must be exactly the names verifyPath
+// refuses with { ntfs: true, hfs: true } (one component, no '/').
+
+describe('random names against git fsck', () => {
+  test('4,000 names as files and as symlinks', () => {
+    const rand = prng(20261201);
+    const pieces = [
+      '.',
+      '.',
+      'g',
+      'i',
+      't',
+      'G',
+      'I',
+      'T',
+      '~',
+      '1',
+      '2',
+      '4',
+      '5',
+      '9',
+      '0',
+      ' ',
+      ':',
+      '\\',
+      '\u200c',
+      '\u200d',
+      '\u202e',
+      '\ufeff',
+      '\u200b',
+      'm',
+      'o',
+      'd',
+      'u',
+      'l',
+      'e',
+      's',
+      'M',
+      '7',
+      'b',
+      'a',
+      'x',
+      '$',
+      '\xff',
+      '\xc0',
+      '\x80',
+    ];
+    const seeds = [
+      '',
+      '',
+      '.',
+      '.git',
+      '.gIt',
+      'git~',
+      'GIT~1',
+      '.gitmodules',
+      'gitmod~',
+      'gi7eba~',
+      'gi7eb~',
+      '.g\u200cit',
+      '.gitm',
+    ];
+    const names = new Map(); // latin1 key -> Buffer
+    while (names.size < 4000) {
+      let s = seeds[Math.floor(rand() * seeds.length)];
+      const extra = Math.floor(rand() * 5);
+      for (let k = 0; k < extra; k++) s += pieces[Math.floor(rand() * pieces.length)];
+      if (s === '') continue;
+      // Code points above U+00FF as UTF-8; \xff, \xc0, \x80 stay single (malformed) bytes.
+      const buf = Buffer.concat(
+        [...s].map((ch) =>
+          ch.codePointAt(0) > 0xff ? Buffer.from(ch, 'utf8') : Buffer.from(ch, 'latin1'),
+        ),
+      );
+      names.set(buf.toString('latin1'), buf);
+    }
+    const fz = objectStore('fsck');
+    const repo = path.join(fz, 'repo');
+    fs.mkdirSync(repo);
+    assert.equal(gitTry(repo, ['init', '-q']).status, 0);
+    const objects = path.join(repo, '.git', 'objects');
+    const blob = writeLoose(objects, 'blob', 'x');
+    const trees = [];
+    for (const buf of names.values()) {
+      for (const kind of ['file', 'symlink']) {
+        trees.push({ buf, kind, id: writeTree(objects, [[kind, buf, blob]]) });
+      }
+    }
+    const out = gitTry(repo, ['fsck', '--no-dangling', '--no-progress']);
+    const flagged = new Set();
+    for (const line of out.stderr.split('\n').concat(out.stdout.split('\n'))) {
+      const m =
+        /^(?:warning|error) in tree ([0-9a-f]{40}): (hasDot|hasDotdot|hasDotgit|gitmodulesSymlink):/.exec(
+          line,
+        );
+      if (m) flagged.add(m[1]);
+    }
+    const disagree = [];
+    for (const t of trees) {
+      const mode = t.kind === 'symlink' ? 0o120000 : 0o100644;
+      const ours = verifyPath(t.buf, { ntfs: true, hfs: true, mode });
+      if (Boolean(ours) !== flagged.has(t.id)) {
+        disagree.push(
+          `${JSON.stringify(t.buf.toString('latin1'))} ${t.kind}: fsck ${flagged.has(t.id) ? 'flags' : 'accepts'}, verifyPath ${ours?.rule ?? 'ok'}`,
+        );
+      }
+    }
+    assert.ok(flagged.size > 200, `only ${flagged.size} names flagged: the sample is too tame`);
+    assert.deepEqual(disagree.slice(0, 20), [], `${disagree.length} disagreements`);
+  });
 });
