@@ -1,9 +1,10 @@
 // Memory-safety fuzz of native/path_rules.cc under ASan and UBSan: millions of random paths
 // (seeded with the interesting prefixes), each checked in an exactly sized heap buffer for every
 // mode and protection, so a read past the terminator is reported. The verdicts themselves are
-// compared with git by test/path-safety.test.mjs. Build and run:
-//   g++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Inative \
-//     scripts/fuzz-path-rules.cc native/path_rules.cc -o /tmp/fuzz-path-rules && /tmp/fuzz-path-rules
+// compared with git by test/path-safety.test.mjs. Build and run (one command):
+//   g++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Inative
+//     scripts/fuzz-path-rules.cc native/path_rules.cc -o /tmp/fuzz-path-rules
+//   /tmp/fuzz-path-rules [rounds]
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
