@@ -270,6 +270,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       const i = rows.i[r]!;
       if (m < 0 || (i >= 0 && sameEntry(I!, i, M, m))) continue;
       for (const d of ancestors(M.name(m))) {
+        // A directory seen (as new, when this entry is) has its parents seen the same way.
+        if (dirSlots.has(d) && (i >= 0 || newDirs.has(d))) break;
         if (i < 0) newDirs.add(d);
         if (!dirSlots.has(d)) dirSlots.set(d, probes.addPath(Buffer.from(d, 'latin1')));
       }
