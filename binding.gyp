@@ -18,6 +18,7 @@
         "native/odb.cc",
         "native/pack.cc",
         "native/pack_index.cc",
+        "native/path_rules.cc",
         "native/stat.cc",
         "native/tree.cc",
         "native/writer.cc"

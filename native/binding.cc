@@ -12,7 +12,9 @@
 #include "common.h"
 #include "index_entries.h"
 #include "inflate.h"
+#include "beneath.h"
 #include "odb.h"
+#include "path_rules.h"
 #include "stat.h"
 #include "tree.h"
 #include "writer.h"
@@ -199,6 +201,55 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
   }
 }
 
+// The protection bits of verifyPath(s)/walkTree: 1 core.protectNTFS, 2 core.protectHFS.
+pc::PathProtection protection_arg(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsNumber()) throw_arg(env, "protect must be a number (1 NTFS | 2 HFS)");
+  uint32_t bits = v.As<Napi::Number>().Uint32Value();
+  pc::PathProtection p;
+  p.ntfs = (bits & 1) != 0;
+  p.hfs = (bits & 2) != 0;
+  return p;
+}
+
+Napi::Value rule_to_js(Napi::Env env, pc::PathRule rule, size_t index) {
+  if (rule == pc::PathRule::kOk) return env.Null();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("index", Napi::Number::New(env, static_cast<double>(index)));
+  out.Set("rule", Napi::String::New(env, pc::path_rule_name(rule)));
+  out.Set("text", Napi::String::New(env, pc::path_rule_text(rule)));
+  return out;
+}
+
+// verifyPath(path: Buffer, mode: number, protect: number) -> null | { index: 0, rule, text }
+Napi::Value VerifyPath(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsBuffer() || !info[1].IsNumber()) throw_arg(env, "verifyPath(path, mode, protect)");
+  auto buf = info[0].As<Napi::Buffer<char>>();
+  std::string path(buf.Data(), buf.Length());  // NUL-terminated copy: the rules look ahead
+  uint32_t mode = info[1].As<Napi::Number>().Uint32Value();
+  return rule_to_js(env, pc::verify_path(path.c_str(), path.size(), mode,
+                                         protection_arg(env, info[2])), 0);
+}
+
+// verifyPaths(paths: Buffer of NUL-terminated paths, modes: Uint32Array, protect: number)
+//   -> null, or { index, rule, text } for the first path refused.
+Napi::Value VerifyPaths(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::vector<const char*> paths;
+  split_paths(env, info[0], &paths);
+  if (!info[1].IsTypedArray() ||
+      info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
+      info[1].As<Napi::Uint32Array>().ElementLength() != paths.size())
+    throw_arg(env, "modes must be a Uint32Array with one mode per path");
+  auto modes = info[1].As<Napi::Uint32Array>();
+  pc::PathProtection protect = protection_arg(env, info[2]);
+  for (size_t i = 0; i < paths.size(); i++) {
+    pc::PathRule rule = pc::verify_path(paths[i], std::strlen(paths[i]), modes[i], protect);
+    if (rule != pc::PathRule::kOk) return rule_to_js(env, rule, i);
+  }
+  return env.Null();
+}
+
 // A write request parsed from JS, holding references so an async write can outlive the call.
 struct ParsedRequest {
   pc::WriteRequest req;
@@ -353,9 +404,10 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
   Napi::Value WalkTree(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const uint8_t* oid = oid_arg(info[0], env);
+    pc::PathProtection protect = protection_arg(env, info[1]);
     pc::FlatTree tree;
     try {
-      pc::walk_tree(odb(env), oid, &tree);
+      pc::walk_tree(odb(env), oid, protect, &tree);
     } catch (const pc::Error& e) {
       throw_native(env, e);
     }
@@ -501,6 +553,10 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Stat>("statFiles", napi_enumerable),
                              InstanceMethod<&Addon::ParseIndex>("parseIndexEntries",
                                                                 napi_enumerable),
+                             InstanceMethod<&Addon::Verify>("verifyPath", napi_enumerable),
+                             InstanceMethod<&Addon::VerifyAll>("verifyPaths", napi_enumerable),
+                             InstanceValue("openat2", Napi::Boolean::New(env, pc::have_openat2()),
+                                           napi_enumerable),
                              InstanceValue("statWords",
                                            Napi::Number::New(env, pc::kStatWords),
                                            napi_enumerable),
@@ -510,6 +566,8 @@ class Addon : public Napi::Addon<Addon> {
  private:
   Napi::Value Stat(const Napi::CallbackInfo& info) { return StatFiles(info); }
   Napi::Value ParseIndex(const Napi::CallbackInfo& info) { return ParseIndexEntries(info); }
+  Napi::Value Verify(const Napi::CallbackInfo& info) { return VerifyPath(info); }
+  Napi::Value VerifyAll(const Napi::CallbackInfo& info) { return VerifyPaths(info); }
 };
 
 }  // namespace

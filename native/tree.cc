@@ -1,7 +1,7 @@
 #include "tree.h"
 
+#include <algorithm>
 #include <cstring>
-#include <strings.h>
 
 namespace pc {
 
@@ -16,6 +16,9 @@ struct Frame {
   std::string last_name;
   bool last_is_dir = false;
   bool has_last = false;
+  // Files and symlinks a later directory of the same name could still follow: tree order puts
+  // "a" and the directory "a" apart when names like "a-b" or "a.c" sort between them.
+  std::vector<std::string> open_files;
 };
 
 // git orders tree entries by name, comparing a directory as if its name ended in '/'.
@@ -28,13 +31,22 @@ int tree_order(const std::string& a, bool a_dir, const char* b, size_t b_len, bo
   return ca < cb ? -1 : (ca > cb ? 1 : 0);
 }
 
-bool unsafe_name(const char* name, size_t len) {
-  if (len == 0) return true;
-  if (std::memchr(name, '/', len) != nullptr) return true;
-  if (len == 1 && name[0] == '.') return true;
-  if (len == 2 && name[0] == '.' && name[1] == '.') return true;
-  if (len == 4 && strncasecmp(name, ".git", 4) == 0) return true;
-  return false;
+// A name that is no single path component. (git would check out "a/b" as the path a/b; fsck
+// calls it a full pathname in a tree, and it could alias another entry, so it is refused.)
+bool malformed_name(const char* name, size_t len) {
+  return len == 0 || std::memchr(name, '/', len) != nullptr;
+}
+
+// Whether a directory named `name` appears among the files still open, after dropping those
+// the entry `name` (is_dir) has sorted past.
+bool reopens_file(std::vector<std::string>* open, const char* name, size_t len, bool is_dir) {
+  bool dup = false;
+  auto gone = [&](const std::string& file) {
+    if (is_dir && file.size() == len && std::memcmp(file.data(), name, len) == 0) dup = true;
+    return tree_order(file, true, name, len, is_dir) < 0;
+  };
+  open->erase(std::remove_if(open->begin(), open->end(), gone), open->end());
+  return dup;
 }
 
 // Returns 0 for modes that are neither file, symlink, directory nor gitlink.
@@ -59,7 +71,7 @@ Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
 }
 }  // namespace
 
-void walk_tree(Odb& odb, const uint8_t* tree_oid, FlatTree* out) {
+void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out) {
   std::vector<Frame> stack;
   std::string path;
   stack.push_back(open_tree(odb, tree_oid, 0));
@@ -100,14 +112,18 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, FlatTree* out) {
     bool is_dir = canon == 0040000;
     path.resize(f.prefix_len);
     path.append(name, name_len);
-    if (unsafe_name(name, name_len))
-      throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + ")");
+    if (malformed_name(name, name_len))
+      throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + "): " +
+                                        (name_len == 0 ? "an empty name" : "a '/' in a name"));
     if (f.has_last) {
       if (f.last_name.size() == name_len && std::memcmp(f.last_name.data(), name, name_len) == 0)
         throw bad("duplicate entry " + path);
       if (tree_order(f.last_name, f.last_is_dir, name, name_len, is_dir) >= 0)
         throw bad("entries are not sorted at " + path);
     }
+    if (reopens_file(&f.open_files, name, name_len, is_dir))
+      throw bad("duplicate entry " + path + " (a file and a directory)");
+    if (!is_dir) f.open_files.emplace_back(name, name_len);
     f.last_name.assign(name, name_len);
     f.last_is_dir = is_dir;
     f.has_last = true;
@@ -119,6 +135,11 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, FlatTree* out) {
       stack.push_back(open_tree(odb, oid, path.size()));
       continue;
     }
+    // git checks whole paths, with the entry's mode, when they enter the index: a directory
+    // named ".git" that holds nothing is no entry and is not refused, as with git.
+    PathRule rule = verify_path(path.c_str(), path.size(), canon, protect);
+    if (rule != PathRule::kOk)
+      throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + "): " + path_rule_text(rule));
     out->paths.append(path);
     out->paths.push_back('\0');
     out->modes.push_back(canon);

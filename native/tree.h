@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "odb.h"
+#include "path_rules.h"
 
 namespace pc {
 
@@ -16,8 +17,9 @@ struct FlatTree {
   size_t count = 0;
 };
 
-// Throws Error(CorruptObject) for malformed, unsorted or duplicate entries and
-// Error(UnsafePath) for names that may not appear in a worktree (".", "..", ".git", "a/b").
-void walk_tree(Odb& odb, const uint8_t* tree_oid, FlatTree* out);
+// Throws Error(CorruptObject) for malformed or unsorted entries and for a name listed twice in
+// one tree (adjacent or not), and Error(UnsafePath) for an empty name, a name with a '/', and
+// every path git's verify_path refuses under `protect` (see path_rules.h).
+void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out);
 
 }  // namespace pc

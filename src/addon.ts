@@ -61,9 +61,16 @@ export interface NativeTree {
   modes: Uint32Array;
 }
 
+export interface NativePathVerdict {
+  index: number;
+  rule: string;
+  text: string;
+}
+
 export interface NativeOdb {
   read(oid: Buffer): { type: 'commit' | 'tree' | 'blob' | 'tag'; data: Buffer };
-  walkTree(oid: Buffer): NativeTree;
+  /** `protect`: 1 core.protectNTFS | 2 core.protectHFS (see plan/paths.ts). */
+  walkTree(oid: Buffer, protect: number): NativeTree;
   /** Four numbers per id: pack (-1 loose, -2 missing), offset, inflated size, type. */
   info(oids: Buffer): Float64Array;
   resolvePrefix(hex: string): { count: number; oid?: Buffer };
@@ -101,6 +108,12 @@ export interface Addon {
     problem?: string;
     sparseDir: number;
   };
+  /** git's verify_path for one path (exact bytes): null, or the rule that refuses it. */
+  verifyPath(path: Buffer, mode: number, protect: number): NativePathVerdict | null;
+  /** The first of many NUL-terminated paths (one mode each) git would refuse, or null. */
+  verifyPaths(paths: Buffer, modes: Uint32Array, protect: number): NativePathVerdict | null;
+  /** Whether writes open files with openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH), probed once at load. */
+  openat2: boolean;
   inflater: 'libdeflate' | 'zlib';
   statWords: number;
 }

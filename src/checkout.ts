@@ -14,6 +14,7 @@ import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
 import { Pathspec } from './plan/pathspec.js';
 import { inCone, readCone } from './plan/sparse.js';
+import { assertSafePaths, pathProtection, type PathProtection } from './plan/paths.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
@@ -65,6 +66,8 @@ export interface CheckoutSummary {
   workers: number;
   threshold: number;
   inflater: 'libdeflate' | 'zlib';
+  /** Whether files are opened with openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH) (probed once per process; else a component-by-component O_NOFOLLOW walk). */
+  openat2: boolean;
   /** Paths that collided with another entry (e.g. case-insensitive filesystems), sorted. */
   collisions: string[];
   /** The racy-git decision: entries written in the index's second, their bytes, and whether it waited. */
@@ -133,7 +136,7 @@ function configuredWorkers(repo: Repo, explicit: number | undefined): number {
 }
 
 /** The tree HEAD points at now (empty when HEAD is unborn): the "old tree" of a switch. */
-function headTree(refs: Refs, odb: NativeOdb): EntryList {
+function headTree(refs: Refs, odb: NativeOdb, protect: PathProtection): EntryList {
   const oid = refs.resolve('HEAD');
   if (oid === undefined) {
     return new EntryList({
@@ -144,7 +147,7 @@ function headTree(refs: Refs, odb: NativeOdb): EntryList {
     });
   }
   const commit = readObject(odb, oid);
-  return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid);
+  return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid, protect);
 }
 
 /** Starts the pool on first use. */
@@ -225,8 +228,10 @@ async function run(job: Job): Promise<CheckoutSummary> {
     if (moveHead) headUpdate = new HeadUpdate(refs, target);
 
     // Plan: target entries, the merge against index and worktree, blobs located.
+    const protect = pathProtection(repo.config);
+    if (current) assertSafePaths(current.entries, protect, 'the index');
     const pathspec = settings.paths ? new Pathspec(settings.paths) : null;
-    let targetEntries = target ? walkTree(odb, target.tree) : null;
+    let targetEntries = target ? walkTree(odb, target.tree, protect) : null;
     if (job.materialize && pathspec && targetEntries) {
       targetEntries = targetEntries.filter((name) => pathspec.matches(name));
       pathspec.assertAllMatched();
@@ -241,7 +246,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
       root: job.worktree,
       target: targetEntries,
       index: current,
-      head: mode === 'switch' && current !== null ? headTree(refs, odb) : null,
+      head: mode === 'switch' && current !== null ? headTree(refs, odb, protect) : null,
       fileMode: repo.config.getBool('core.filemode') ?? true,
       probeThreads: workers,
       threshold,
@@ -337,6 +342,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
       workers,
       threshold,
       inflater: addon.inflater,
+      openat2: addon.openat2,
       collisions: outcome.collisions,
       racy,
       newBranch: headUpdate?.newBranch ?? null,

@@ -9,3 +9,5 @@ export type {
 export type { RacyDecision, RacyPolicy } from './index/racy.js';
 export { PcheckoutError, ErrorCodes } from './errors.js';
 export type { ErrorCode } from './errors.js';
+export { verifyPath } from './plan/paths.js';
+export type { PathProtection, PathVerdict } from './plan/paths.js';

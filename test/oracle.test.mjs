@@ -135,6 +135,7 @@ describe('test harness', () => {
       pool: { used: true, workers: 2 },
       threshold: 0,
       inflater: 'zlib',
+      openat2: true,
       collisions: [],
       timings: { plan: 1, write: 2, index: 1, total: 4 },
     };

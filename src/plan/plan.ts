@@ -332,15 +332,21 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       lookRow(r); // a new path, or one git would remove from under an untracked file
     }
   }
-  // New directories of a switch: something untracked may be where they go.
+  // Directories of a switch's new and changed entries: something untracked may be where they
+  // go — a file, or a symlink to elsewhere where a tracked directory was (never written
+  // through). `newDirs`: those a path new to the index needs (git's verify_absent).
   const dirSlots = new Map<string, number>();
+  const newDirs = new Set<string>();
   if (mode === 'switch' && M) {
-    const known = index ? dirsOf(I!) : new Set<string>();
     for (let r = 0; r < rows.count; r++) {
-      if (rows.m[r]! < 0 || rows.i[r]! >= 0) continue;
-      for (const d of ancestors(M.name(rows.m[r]!))) {
-        if (known.has(d) || dirSlots.has(d)) break;
-        dirSlots.set(d, probes.addPath(Buffer.from(d, 'latin1')));
+      const m = rows.m[r]!;
+      const i = rows.i[r]!;
+      if (m < 0 || (i >= 0 && sameEntry(I!, i, M, m))) continue;
+      for (const d of ancestors(M.name(m))) {
+        // A directory seen (as new, when this entry is) has its parents seen the same way.
+        if (dirSlots.has(d) && (i >= 0 || newDirs.has(d))) break;
+        if (i < 0) newDirs.add(d);
+        if (!dirSlots.has(d)) dirSlots.set(d, probes.addPath(Buffer.from(d, 'latin1')));
       }
     }
   }
@@ -585,7 +591,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       if (at >= 0 && fate[at] === 1) continue; // a tracked file the switch removes first
       if (at >= 0) conflicts.localChanges.push(display(dir));
       else if (input.isIgnored(dir, false)) clears.push(dir);
-      else conflicts.untrackedOverwritten.push(display(dir));
+      else if (newDirs.has(dir)) conflicts.untrackedOverwritten.push(display(dir));
+      else clears.push(dir); // as git's checkout does where only changed entries need the directory
     }
     for (const { path } of dirsInTheWay) {
       const lost = untrackedInside(input.root, path, I, input.isIgnored);
@@ -659,25 +666,6 @@ function assertMerged(index: CurrentIndex): void {
     `you need to resolve your current index first\n${paths.map((p) => `${p}: needs merge`).join('\n')}`,
     { paths, ...(paths.length === 1 ? { path: paths[0]! } : {}) },
   );
-}
-
-/** Every directory that holds an entry of the list (latin1 names). */
-function dirsOf(list: EntryList): Set<string> {
-  const out = new Set<string>();
-  let last = '';
-  for (let i = 0; i < list.count; i++) {
-    const name = list.name(i);
-    const slash = name.lastIndexOf('/');
-    if (slash < 0) continue;
-    const dir = name.slice(0, slash);
-    if (dir === last) continue;
-    last = dir;
-    for (const d of [dir, ...ancestors(dir)]) {
-      if (out.has(d)) break;
-      out.add(d);
-    }
-  }
-  return out;
 }
 
 /** Every directory of a fresh checkout, parents first, compared as bytes (no string per file). */

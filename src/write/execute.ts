@@ -193,6 +193,9 @@ function retryCollisions(
     const path = abs(settings.root, result.name(k));
     let wasDir = false;
     try {
+      // Never through a link: a leading component that is not a real directory (a symlink
+      // made since, on a case-insensitive filesystem) leaves the entry collided.
+      if (!realParents(settings.root, result.name(k))) throw new Error('not a real directory');
       const st = lstatSync(path);
       wasDir = st.isDirectory();
       if (!wasDir) unlinkSync(path);
@@ -230,6 +233,15 @@ function retryCollisions(
   }
   for (const k of groups) names.add(result.display(k));
   return [...names].sort();
+}
+
+/** Whether every leading component of `rel` (latin1) is a real directory, links not followed. */
+function realParents(root: string, rel: string): boolean {
+  for (let s = rel.indexOf('/'); s > 0; s = rel.indexOf('/', s + 1)) {
+    if (!lstatSync(abs(root, rel.slice(0, s)), { throwIfNoEntry: false })?.isDirectory())
+      return false;
+  }
+  return true;
 }
 
 export async function execute(

@@ -320,6 +320,7 @@ export function assertSummaryShape(s) {
   assert.equal(typeof s.pool.used, 'boolean', 'pool.used');
   assert.ok(Number.isInteger(s.pool.workers) && s.pool.workers >= 0, 'pool.workers');
   assert.ok(['libdeflate', 'zlib'].includes(s.inflater), `inflater: ${s.inflater}`);
+  assert.equal(typeof s.openat2, 'boolean', 'openat2');
   assert.ok(Array.isArray(s.collisions), 'collisions');
   for (const k of ['plan', 'write', 'index', 'total']) {
     const v = s.timings?.[k];

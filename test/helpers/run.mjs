@@ -51,10 +51,11 @@ process.stdout.write('@@RESULT@@' + JSON.stringify(out) + '\\n');
  * result is { ok: true, summary } or { ok: false, error: { isPcheckoutError, name, code,
  * message } }, or null when the child died before reporting.
  */
-export function checkoutInChild(repo, opts = {}, { timeout = 120_000 } = {}) {
+export function checkoutInChild(repo, opts = {}, { timeout = 120_000, env = {} } = {}) {
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD], {
     env: {
       ...gitEnv,
+      ...env,
       PCHECKOUT_TEST_DIST: DIST_INDEX,
       PCHECKOUT_TEST_ARGS: JSON.stringify({ repo, opts }),
     },
