@@ -18,6 +18,7 @@
         "native/pack.cc",
         "native/pack_index.cc",
         "native/stat.cc",
+        "native/sync.cc",
         "native/tree.cc",
         "native/writer.cc"
       ],

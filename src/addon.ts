@@ -17,6 +17,17 @@ export interface NativeWriteRequest {
   /** WRITE_REPLACE per path where an old file or symlink must be unlinked first. */
   flags?: Uint8Array;
   streamThreshold: number;
+  /** Per-file step before close: 0 none, 1 fsync, 2 sync_file_range(WRITE) (see write/durability.ts). */
+  sync?: number;
+}
+
+/** fsync of many paths under a root (files or directories, "." for the root). */
+export interface NativeFsyncRequest {
+  root: string;
+  /** NUL-terminated relative paths, concatenated. */
+  paths: Buffer;
+  /** Native threads to spread the fsyncs over (1–1024). */
+  threads?: number;
 }
 
 /** lstat of many paths under a root, never through a symlinked leading directory. */
@@ -67,6 +78,10 @@ export interface NativeOdb {
 export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
   statFiles(req: NativeStatRequest): NativeStatResult;
+  /** syncfs(2) of the filesystem holding root. */
+  syncFilesystem(root: string): void;
+  /** 0 or the errno of each path's fsync. */
+  fsyncPaths(req: NativeFsyncRequest): Int32Array;
   inflater: 'libdeflate' | 'zlib';
   statWords: number;
 }

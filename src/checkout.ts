@@ -31,12 +31,16 @@ import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
 import { removeBranchState } from './repo/state.js';
+import { syncBarrier, writerSync, type FsyncMode, type FsyncSummary } from './write/durability.js';
 import { execute } from './write/execute.js';
+import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorkerPool } from './write/pool.js';
 import type { Progress } from './write/write.js';
 
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
+export type { FsyncMode, FsyncSummary } from './write/durability.js';
+export type { FilesystemInfo } from './write/filesystem.js';
 
 export interface CheckoutOptions {
   /** A branch, tag, object id (full or abbreviated), or `rev~n` / `rev^{tree}`; default: HEAD. */
@@ -65,6 +69,12 @@ export interface CheckoutOptions {
    * `'always'` always waits, `false` / `'never'` never does.
    */
   racyWait?: boolean | RacyPolicy;
+  /**
+   * Durability of the worktree before the index is committed: `'none'`, `'file'` (fsync each
+   * file and changed directory) or `'batch'` (writeback started per file, one barrier). Default:
+   * the `pcheckout.fsync` config key, else `'none'`. See the README for what each guarantees.
+   */
+  fsync?: FsyncMode;
 }
 
 export interface CheckoutSummary {
@@ -98,11 +108,19 @@ export interface CheckoutSummary {
   collisions: string[];
   /** The racy-git decision: entries written in the index's second, their bytes, and whether it waited. */
   racy: RacyDecision;
+  /** The fsync mode in force, the barrier it took (none, syncfs, fsync of paths) and its time. */
+  fsync: FsyncSummary;
+  /** The filesystem under the worktree; a network one gets more workers by default. */
+  filesystem: FilesystemInfo;
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
 
 const DEFAULT_THRESHOLD = 100;
+// On a network filesystem each create, write and close waits for the server: more writers in
+// flight hide the round trips (measured with bench/netfs.mjs; git's NFS prototype used 16).
+const NETWORK_WORKERS = 16;
+const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
 const CACHE_BYTES = 32 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
 
@@ -115,6 +133,15 @@ interface Settings {
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
   racyWait: RacyPolicy;
+  fsync: FsyncMode | undefined;
+}
+
+function fsyncMode(name: string, value: unknown): FsyncMode | undefined {
+  if (value === undefined) return undefined;
+  if (!FSYNC_MODES.includes(value as FsyncMode)) {
+    throw invalidOption(name, "'none', 'file' or 'batch'", value);
+  }
+  return value as FsyncMode;
 }
 
 function racyPolicy(value: unknown): RacyPolicy {
@@ -144,6 +171,7 @@ function validate(repoPath: unknown, options: unknown): Settings {
     onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
     signal: optionalSignal('signal', o['signal']),
     racyWait: racyPolicy(o['racyWait']),
+    fsync: fsyncMode('fsync', o['fsync']),
   };
   if (settings.restore && settings.ref !== undefined) {
     throw new PcheckoutError(
@@ -181,11 +209,11 @@ function chooseMode(settings: Settings, index: IndexFile | null, repo: Repo): Mo
   return settings.force ? 'force' : 'switch';
 }
 
-function configuredWorkers(repo: Repo, explicit: number | undefined): number {
+function configuredWorkers(repo: Repo, explicit: number | undefined, fs: FilesystemInfo): number {
   const cores = availableParallelism();
   if (explicit !== undefined) return explicit < 1 ? cores : explicit;
   const fromConfig = repo.config.getInt('checkout.workers');
-  if (fromConfig === undefined) return cores;
+  if (fromConfig === undefined) return fs.network ? NETWORK_WORKERS : cores;
   return fromConfig < 1 ? cores : fromConfig;
 }
 
@@ -261,7 +289,12 @@ export async function checkout(
   const indexLock = new LockFile(indexPath, 'ERR_INDEX_LOCKED');
   let headLock: LockFile | undefined;
   let odb: NativeOdb | undefined;
-  const workers = configuredWorkers(repo, settings.workers);
+  const filesystem = detectFilesystem(repo.worktree);
+  const fsync =
+    settings.fsync ??
+    fsyncMode('pcheckout.fsync (config)', repo.config.get('pcheckout.fsync')) ??
+    'none';
+  const workers = configuredWorkers(repo, settings.workers, filesystem);
   const threshold =
     settings.threshold ??
     repo.config.getInt('checkout.thresholdforparallelism') ??
@@ -316,6 +349,7 @@ export async function checkout(
       root: repo.worktree,
       pool: usePool ? await pool.get() : null,
       streamThreshold: STREAM_THRESHOLD,
+      sync: writerSync(fsync),
       symlinks: repo.config.getBool('core.symlinks') ?? true,
       onProgress: settings.onProgress,
       signal: settings.signal,
@@ -330,6 +364,14 @@ export async function checkout(
         { path: result.display(first.index), oid: result.oidHex(first.index) },
       );
     }
+    // Every write and removal durable (per the mode) before the index says they happened.
+    const durability = syncBarrier(addon, plan, {
+      root: repo.worktree,
+      mode: fsync,
+      fs: filesystem,
+      threads: workers,
+      symlinksAsFiles: !(repo.config.getBool('core.symlinks') ?? true),
+    });
     const written = performance.now();
 
     // Finish: the index (after the racy-git wait), then HEAD.
@@ -343,9 +385,9 @@ export async function checkout(
       // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
       indexLock.touch();
     }
-    indexLock.commit();
+    indexLock.commit(fsync !== 'none');
     if (headLock) {
-      headLock.commit();
+      headLock.commit(fsync !== 'none');
       const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
       refs.appendHeadLog(
         oldOid ?? ZERO_OID,
@@ -376,6 +418,8 @@ export async function checkout(
       inflater: addon.inflater,
       collisions: outcome.collisions,
       racy,
+      fsync: durability,
+      filesystem,
       timings: {
         plan: round(planned - started),
         write: round(written - planned),

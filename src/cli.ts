@@ -22,6 +22,8 @@ Options:
                         newest file before writing the index only when git's re-hash of the
                         files written in that second would cost more; always; never (see README)
       --no-racy-wait    the same as --racy-wait=never
+      --fsync <mode>    none, file or batch: make the worktree durable before the index
+                        (default: pcheckout.fsync, else none; see README)
       --json            print the summary as JSON on stdout
   -q, --quiet           print nothing but errors
   -h, --help            show this help
@@ -50,6 +52,11 @@ function racyFlag(value: string | undefined, no: boolean | undefined): 'auto' | 
   if (value === undefined) return 'auto';
   if (value === 'auto' || value === 'always' || value === 'never') return value;
   usageError(`--racy-wait expects auto, always or never, got '${value}'`);
+}
+
+function fsyncFlag(value: string): 'none' | 'file' | 'batch' {
+  if (value === 'none' || value === 'file' || value === 'batch') return value;
+  usageError(`--fsync expects none, file or batch, got '${value}'`);
 }
 
 class ProgressBar {
@@ -105,6 +112,7 @@ async function main(argv: string[]): Promise<number> {
         json: { type: 'boolean' },
         'no-racy-wait': { type: 'boolean' },
         'racy-wait': { type: 'string' },
+        fsync: { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -145,6 +153,7 @@ async function main(argv: string[]): Promise<number> {
       ...(bar ? { onProgress: (p: Progress) => bar.update(p) } : {}),
       signal: controller.signal,
       racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
+      ...(values.fsync !== undefined ? { fsync: fsyncFlag(values.fsync) } : {}),
     });
     bar?.clear();
     if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);

@@ -1,12 +1,14 @@
 import {
   closeSync,
   fstatSync,
+  fsyncSync,
   futimesSync,
   openSync,
   renameSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
+import { dirname } from 'node:path';
 import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
 
 /**
@@ -59,13 +61,18 @@ export class LockFile {
     futimesSync(this.fd!, now, now);
   }
 
-  /** Closes the lock and renames it over the target. */
-  commit(): void {
+  /**
+   * Closes the lock and renames it over the target. Durable: the lock is fsynced before the
+   * rename and its directory after, so the new file (and only a complete one) survives a crash.
+   */
+  commit(durable = false): void {
     try {
+      if (durable) fsyncSync(this.fd!);
       closeSync(this.fd!);
       this.fd = undefined;
       renameSync(this.lockPath, this.target);
       this.done = true;
+      if (durable) fsyncDir(dirname(this.target));
     } catch (err) {
       this.rollback();
       throw fromSystem(err, 'rename into place', this.target);
@@ -89,5 +96,14 @@ export class LockFile {
     } catch {
       /* already gone */
     }
+  }
+}
+
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -26,6 +26,8 @@ export interface ExecuteSettings {
   root: string;
   pool: WorkerPool | null;
   streamThreshold: number;
+  /** The writer's per-file sync step (write/durability.ts). */
+  sync: number;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
   onProgress: ((p: Progress) => void) | undefined;
@@ -207,6 +209,7 @@ function retryCollisions(
       modes: Uint32Array.of(result.modes[k]!),
       sizes: Float64Array.of(sizes.get(k) ?? 0),
       streamThreshold: settings.streamThreshold,
+      sync: settings.sync,
     });
     if (res.status[0] === FILE_FAILED) {
       outcome.failures.push({
@@ -243,6 +246,7 @@ export async function execute(
     root: settings.root,
     pool: settings.pool,
     streamThreshold: settings.streamThreshold,
+    sync: settings.sync,
     onProgress: settings.onProgress,
     signal: settings.signal,
   });
