@@ -117,9 +117,12 @@ export interface CheckoutSummary {
 }
 
 const DEFAULT_THRESHOLD = 100;
-// On a network filesystem each create, write and close waits for the server: more writers in
-// flight hide the round trips (measured with bench/netfs.mjs; git's NFS prototype used 16).
-const NETWORK_WORKERS = 16;
+// On a network filesystem each create, write and close waits for the server, so more writers
+// than cores pay: twice the cores, at most 16 (git's NFS prototype used 16). Measured with
+// bench/netfs.mjs (sshfs, client and server sharing 2 cores): 2–4 workers best, 8 and 16 slower,
+// as the threads then compete with the server for the CPU.
+const NETWORK_WORKERS_PER_CORE = 2;
+const MAX_NETWORK_WORKERS = 16;
 const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
 const CACHE_BYTES = 32 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
@@ -213,7 +216,9 @@ function configuredWorkers(repo: Repo, explicit: number | undefined, fs: Filesys
   const cores = availableParallelism();
   if (explicit !== undefined) return explicit < 1 ? cores : explicit;
   const fromConfig = repo.config.getInt('checkout.workers');
-  if (fromConfig === undefined) return fs.network ? NETWORK_WORKERS : cores;
+  if (fromConfig === undefined) {
+    return fs.network ? Math.min(MAX_NETWORK_WORKERS, NETWORK_WORKERS_PER_CORE * cores) : cores;
+  }
   return fromConfig < 1 ? cores : fromConfig;
 }
 
@@ -350,6 +355,7 @@ export async function checkout(
       pool: usePool ? await pool.get() : null,
       streamThreshold: STREAM_THRESHOLD,
       sync: writerSync(fsync),
+      concurrentDirs: filesystem.network,
       symlinks: repo.config.getBool('core.symlinks') ?? true,
       onProgress: settings.onProgress,
       signal: settings.signal,
