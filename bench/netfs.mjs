@@ -2,6 +2,7 @@
 // A network filesystem on this machine, and fresh checkouts on it by worker count.
 //
 //   node netfs.mjs [--trials 3] [--workers 1,2,4,8,16,32] [--repos small1k,small]
+//                  [--tools pcheckout,git] [--hold (keep the rig up until Ctrl-C)]
 //
 // The rig: an sshd in its own network namespace, reached over a veth pair with two private
 // addresses (10.213.<k>.1 here, 10.213.<k>.2 in the namespace — traffic stays inside the pair),
@@ -49,6 +50,7 @@ const { values: opt } = parseArgs({
     workers: { type: 'string', default: '1,2,4,8,16,32' },
     repos: { type: 'string', default: 'small1k,small' },
     tools: { type: 'string', default: 'pcheckout,git' },
+    hold: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -102,7 +104,11 @@ function teardown() {
       log(`teardown: ${String(err.message ?? err).split('\n')[0]}`);
     }
   }
-  fs.rmSync(work, { recursive: true, force: true });
+  try {
+    fs.rmSync(work, { recursive: true, force: true, maxRetries: 3 });
+  } catch (err) {
+    log(`teardown: could not remove ${work}: ${err.message}`);
+  }
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.once(sig, () => {
@@ -235,8 +241,27 @@ async function sources(names) {
 // ---------------------------------------------------------------------------------------------
 // Trials
 
+/** A child run asynchronously, so a signal is handled (and the rig torn down) between trials. */
+function runChild(cmd, args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (status) =>
+      resolve({
+        status,
+        stdout: Buffer.concat(out).toString(),
+        stderr: Buffer.concat(err).toString(),
+      }),
+    );
+  });
+}
+
 let serial = 0;
-function trial(source, tool) {
+async function trial(source, tool) {
   const name = `t${++serial}`;
   // Made on the server's side: the clone is not what is measured.
   git(exportDir, 'clone', '-q', '--no-checkout', source, name);
@@ -251,7 +276,7 @@ function trial(source, tool) {
     args = ['-c', `checkout.workers=${tool.workers}`, 'read-tree', '-u', '--reset', 'HEAD'];
   }
   const started = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { cwd: dir, env: ENV, encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = await runChild(cmd, args, dir);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (r.status !== 0) throw new Error(`${tool.id} failed: ${r.stderr}`);
   const summary = tool.kind === 'pcheckout' ? JSON.parse(r.stdout) : null;
@@ -276,15 +301,25 @@ try {
   }
   const repos = await sources(opt.repos.split(','));
   setUp();
+  if (opt.hold) {
+    // Keep the rig up for manual runs: the export is writable here, the mount shows it.
+    process.stdout.write(`export ${exportDir}\nmount ${mnt}\n`);
+    for (const [repo, source] of Object.entries(repos)) process.stdout.write(`${repo} ${source}\n`);
+    await new Promise(() => {}); // until SIGINT/SIGTERM, which tear down
+  }
   const trials = Number(opt.trials);
   for (const [repo, source] of Object.entries(repos)) {
     const times = Object.fromEntries(tools.map((t) => [t.id, []]));
     let detected;
+    const phases = [];
     for (let t = 0; t < trials; t++) {
       for (const tool of tools) {
-        const r = trial(source, tool);
+        const r = await trial(source, tool);
         times[tool.id].push(r.seconds);
-        if (r.summary && !tool.workers) detected = r.summary;
+        if (r.summary && !tool.workers) {
+          detected = r.summary;
+          phases.push(r.summary.timings);
+        }
         log(`${repo} trial ${t + 1} ${tool.id}: ${r.seconds.toFixed(2)} s`);
       }
     }
@@ -303,7 +338,10 @@ try {
     if (detected) {
       lines.push(
         `pcheckout default: filesystem ${detected.filesystem.type} (network ${detected.filesystem.network}), ` +
-          `workers ${detected.workers}, pool ${detected.pool.used ? detected.pool.workers : 'unused'}`,
+          `workers ${detected.workers}, pool ${detected.pool.used ? detected.pool.workers : 'unused'}; ` +
+          `phases (median ms): ${['plan', 'write', 'index', 'racyWait']
+            .map((k) => `${k} ${median(phases.map((p) => p[k])).toFixed(0)}`)
+            .join(', ')}`,
       );
     }
     lines.push('', '| workers | pcheckout s | git s |', '| --- | --- | --- |');
