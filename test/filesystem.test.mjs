@@ -1,7 +1,10 @@
 // Filesystem detection: the mount table's entry for the worktree (longest mount point that is a
-// path prefix, FUSE's subtype), which types are network ones, and what the summary reports.
+// path prefix, FUSE's subtype), which types are network ones, what the summary reports, and the
+// concurrent mkdir used there.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import {
@@ -10,7 +13,8 @@ import {
   mountOf,
   parseMountinfo,
 } from '../dist/write/filesystem.js';
-import { Repo, freshClone, git } from './helpers/git.mjs';
+import { execute } from '../dist/write/execute.js';
+import { Repo, freshClone, git, tmpDir } from './helpers/git.mjs';
 
 const TABLE = [
   '26 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
@@ -79,5 +83,55 @@ describe('filesystem detection', () => {
     ]);
     assert.equal(s.filesystem.network, false);
     assert.equal(s.workers, 3);
+  });
+});
+
+describe('directories made concurrently (network filesystems)', () => {
+  const plan = (dirs, replaceInTheWay = false) => ({
+    result: { count: 0 },
+    deletes: [],
+    rmdirs: [],
+    clears: [],
+    dirs,
+    gitlinks: [],
+    files: [],
+    symlinks: [],
+    replace: new Uint8Array(0),
+    replaceInTheWay,
+  });
+  const settings = (root) => ({
+    root,
+    pool: null,
+    streamThreshold: 0,
+    sync: 0,
+    concurrentDirs: true,
+    symlinks: true,
+    onProgress: undefined,
+    signal: undefined,
+  });
+
+  test('every depth made, parents first; an existing directory is kept', async () => {
+    const root = tmpDir('mkdirs');
+    fs.mkdirSync(path.join(root, 'a'));
+    const dirs = ['a', 'b', 'a/x', 'b/y', 'b/z', 'a/x/deep', 'b/y/deep'];
+    await execute(null, plan(dirs), settings(root));
+    for (const d of dirs) assert.ok(fs.statSync(path.join(root, d)).isDirectory(), d);
+  });
+
+  test('a file or symlink in the way stops it, unless forced', async () => {
+    const root = tmpDir('mkdirs');
+    fs.writeFileSync(path.join(root, 'f'), 'x');
+    fs.symlinkSync('/tmp', path.join(root, 'l'));
+    await assert.rejects(execute(null, plan(['f', 'f/sub']), settings(root)), {
+      code: 'ERR_WOULD_OVERWRITE',
+    });
+    await assert.rejects(execute(null, plan(['l', 'l/sub']), settings(root)), {
+      code: 'ERR_WOULD_OVERWRITE',
+    });
+    await execute(null, plan(['f', 'f/sub', 'l', 'l/sub'], true), settings(root));
+    for (const d of ['f/sub', 'l/sub']) {
+      assert.ok(fs.lstatSync(path.join(root, d)).isDirectory(), d);
+    }
+    assert.ok(fs.lstatSync(path.join(root, 'l')).isDirectory(), 'the link was replaced');
   });
 });
