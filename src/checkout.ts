@@ -53,7 +53,10 @@ export interface CheckoutOptions {
   force?: boolean;
   /** Make the worktree match the index, as `git checkout-index -a -f` (no ref). */
   restore?: boolean;
-  /** Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core. */
+  /**
+   * Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core
+   * (twice the cores, at most 16, on a network filesystem).
+   */
   workers?: number;
   /** Use the pool only above this many entries. Default: `checkout.thresholdForParallelism`, else 100. */
   threshold?: number;
@@ -290,15 +293,16 @@ export async function checkout(
   if (settings.signal?.aborted) throw aborted();
   const addon = loadAddon();
   const repo = openRepo(repoPath);
-  const indexPath = join(repo.gitDir, 'index');
-  const indexLock = new LockFile(indexPath, 'ERR_INDEX_LOCKED');
-  let headLock: LockFile | undefined;
-  let odb: NativeOdb | undefined;
+  // Before the lock is taken: a bad config value must not leave index.lock behind.
   const filesystem = detectFilesystem(repo.worktree);
   const fsync =
     settings.fsync ??
     fsyncMode('pcheckout.fsync (config)', repo.config.get('pcheckout.fsync')) ??
     'none';
+  const indexPath = join(repo.gitDir, 'index');
+  const indexLock = new LockFile(indexPath, 'ERR_INDEX_LOCKED');
+  let headLock: LockFile | undefined;
+  let odb: NativeOdb | undefined;
   const workers = configuredWorkers(repo, settings.workers, filesystem);
   const threshold =
     settings.threshold ??

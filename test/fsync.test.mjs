@@ -270,6 +270,20 @@ describe('fsync option and config', () => {
     });
   });
 
+  test('a bad pcheckout.fsync is refused before index.lock is taken', async () => {
+    const src = Repo.init('fsync-bad-config');
+    src.write('a.txt', 'a\n');
+    src.commit('one');
+    const dir = freshClone(src, { prefix: 'fsync-bad-config' });
+    spawnSync('git', ['-C', dir, 'config', 'pcheckout.fsync', 'sometimes'], { env: gitEnv });
+    await assert.rejects(checkout(dir, { racyWait: false }), {
+      code: 'ERR_INVALID_OPTION',
+      message: /for option pcheckout.fsync \(config\) but received 'sometimes'/,
+    });
+    assert.equal(fs.existsSync(path.join(dir, '.git', 'index.lock')), false, 'index.lock left');
+    assert.equal(fs.existsSync(path.join(dir, 'a.txt')), false, 'nothing written');
+  });
+
   test('pcheckout.fsync sets the default; the option wins', async () => {
     const src = Repo.init('fsync-config');
     src.write('a.txt', 'a\n');
