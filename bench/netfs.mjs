@@ -94,8 +94,10 @@ const exportDir = path.join(work, 'export');
 const mnt = path.join(work, 'mnt');
 const undo = [];
 let sshd;
+let current; // the trial's child process while one runs
 
 function teardown() {
+  current?.kill('SIGKILL'); // a trial still running would keep the mount busy
   while (undo.length > 0) {
     const step = undo.pop();
     try {
@@ -124,6 +126,13 @@ function setUp() {
   fs.mkdirSync(mnt);
   sh('ip', ['netns', 'add', NS]);
   undo.push(() => sh('ip', ['netns', 'del', NS])); // takes the veth pair with it
+  undo.push(() => {
+    // sshd's session processes outlive the listener: end whatever still runs in the namespace.
+    const pids = String(sh('ip', ['netns', 'pids', NS]))
+      .split('\n')
+      .filter(Boolean);
+    for (const pid of pids) spawnSync('kill', [pid], { stdio: 'ignore' });
+  });
   sh('ip', ['link', 'add', HOST_IF, 'type', 'veth', 'peer', 'name', NS_IF]);
   undo.push(() => spawnSync('ip', ['link', 'del', HOST_IF], { stdio: 'ignore' }));
   sh('ip', ['link', 'set', NS_IF, 'netns', NS]);
@@ -245,18 +254,20 @@ async function sources(names) {
 function runChild(cmd, args, cwd) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    current = child;
     const out = [];
     const err = [];
     child.stdout.on('data', (d) => out.push(d));
     child.stderr.on('data', (d) => err.push(d));
     child.on('error', reject);
-    child.on('close', (status) =>
+    child.on('close', (status) => {
+      current = undefined;
       resolve({
         status,
         stdout: Buffer.concat(out).toString(),
         stderr: Buffer.concat(err).toString(),
-      }),
-    );
+      });
+    });
   });
 }
 
