@@ -8,21 +8,35 @@
 // Every trial runs in its own child process on a fresh clone (made untimed, objects hardlinked),
 // tools in round-robin order. See README.md for what is measured and the caveats.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import {
+  CLEAN_ENV,
+  TIME,
+  addCleanup,
+  cleanupAll,
+  ensureTime,
+  firstLine,
+  fmt,
+  fsFacts,
+  installSignalHandlers,
+  median,
+  mountScratch,
+  say,
+  table,
+  timedRun,
+  tryRun,
+} from './common.mjs';
 import { cacheDir, corpusNames, ensureCorpus, run } from './corpus.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAIN = path.resolve(HERE, '..');
 const PYTHON = process.env.PCHECKOUT_BENCH_PYTHON || '/usr/bin/python3';
-const TIME = '/usr/bin/time';
-// A clean git configuration for every tool: no user or system config changes the work done.
-const CLEAN_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -180,104 +194,7 @@ const fsList = FS_SETS[opt.fs];
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-function firstLine(e) {
-  return String(e?.message ?? e)
-    .split('\n')
-    .find((l) => l.trim())
-    ?.slice(0, 300);
-}
-
-const say = (msg) => process.stderr.write(`${msg}\n`);
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-async function tryRun(cmd, args, opts) {
-  try {
-    return (await run(cmd, args, opts)).stdout.trim();
-  } catch {
-    return null;
-  }
-}
-
 let onInterrupt = null; // saves partial results
-let current = null; // the trial child, killed on Ctrl-C before the tmpfs is unmounted
-
-/**
- * Runs one command under /usr/bin/time in its own process group. Wall time is measured here,
- * around the child; peak RSS and CPU come from time(1) (wait4's rusage).
- */
-function timedRun(cmd, args, { env, timeoutMs: limit }) {
-  const timeFile = path.join(os.tmpdir(), `pcheckout-bench-time-${process.pid}`);
-  fs.rmSync(timeFile, { force: true });
-  return new Promise((resolve) => {
-    const t0 = process.hrtime.bigint();
-    const child = spawn(TIME, ['-f', '%M %U %S', '-o', timeFile, cmd, ...args], {
-      env: { ...process.env, ...CLEAN_ENV, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true, // own process group, so a timeout kills the whole tree
-    });
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    current = child;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {}
-    }, limit);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      resolve({ ok: false, error: `spawn failed: ${e.message}` });
-    });
-    child.on('close', (code, signal) => {
-      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-      current = null;
-      clearTimeout(timer);
-      const stdout = Buffer.concat(out).toString();
-      const stderr = Buffer.concat(err).toString();
-      let rssMB = null;
-      let cpuSeconds = null;
-      let sysSeconds = null;
-      let timeNote = null;
-      try {
-        const lines = fs.readFileSync(timeFile, 'utf8').trim().split('\n');
-        const [kb, user, sys] = lines.at(-1).split(' ').map(Number);
-        if (Number.isFinite(kb)) rssMB = Math.round(kb / 102.4) / 10;
-        if (Number.isFinite(user) && Number.isFinite(sys)) {
-          cpuSeconds = +(user + sys).toFixed(2);
-          sysSeconds = sys;
-        }
-        if (lines.length > 1) timeNote = lines.slice(0, -1).join(' ');
-      } catch {}
-      fs.rmSync(timeFile, { force: true });
-      const base = { seconds, rssMB, cpuSeconds, sysSeconds, stdout, stderr };
-      if (timedOut) {
-        resolve({ ...base, ok: false, error: `timeout after ${limit / 1000} s (killed)` });
-      } else if (code !== 0 || signal) {
-        // A peer's own one-line summary if it printed one; otherwise the last lines that are
-        // not stack frames usually hold the message.
-        const marked = stderr.match(/^\[peer-error\] (.*)$/m)?.[1];
-        const tail =
-          marked ??
-          stderr
-            .split('\n')
-            .filter((l) => l.trim() && !/^\s+at /.test(l))
-            .slice(-3)
-            .join(' | ')
-            .slice(-600);
-        const why = timeNote || `exit ${signal || code}`;
-        resolve({ ...base, ok: false, error: `${why}: ${tail || '(no stderr)'}` });
-      } else resolve({ ...base, ok: true });
-    });
-  });
-}
 
 async function countWorktree(dir) {
   // Regular files and symlinks outside .git (gitlinks would be directories; none in the corpora).
@@ -316,73 +233,14 @@ async function verify(dir) {
 // ---------------------------------------------------------------------------------------------
 // Filesystems
 
-const cleanups = [];
-function cleanupAll() {
-  while (cleanups.length) {
-    try {
-      cleanups.pop()();
-    } catch (e) {
-      say(`cleanup: ${firstLine(e)}`);
-    }
-  }
-}
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    say(`\n${sig}: cleaning up`);
-    if (current) {
-      try {
-        process.kill(-current.pid, 'SIGKILL');
-      } catch {}
-      // Give the kernel a moment to reap the group so the mount is no longer busy.
-      execFileSync('sleep', ['0.5']);
-    }
-    cleanupAll();
-    try {
-      onInterrupt?.('interrupted');
-    } catch (e) {
-      say(`could not save partial results: ${firstLine(e)}`);
-    }
-    process.exit(130);
-  });
-}
+installSignalHandlers((state) => onInterrupt?.(state));
 
 async function setupFs(kind, corpus) {
   if (kind === 'tmpfs' || kind === 'ext4img') {
-    const dir = fs.mkdtempSync(path.join(cacheDir(), `${kind}-`));
-    const mnt = path.join(dir, 'mnt');
-    const img = path.join(dir, 'fs.img');
-    fs.mkdirSync(mnt);
-    const teardown = () => {
-      try {
-        execFileSync('umount', [mnt], { stdio: 'pipe' });
-      } catch {
-        execFileSync('umount', ['-l', mnt]); // still busy: detach now, freed when released
-      }
-      fs.rmSync(dir, { recursive: true, force: true });
-    };
-    try {
-      if (kind === 'tmpfs') {
-        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${opt['tmpfs-size']}`, 'tmpfs', mnt], {
-          stdio: 'pipe',
-        });
-      } else {
-        // A new ext4 in a file on the disk: the same state for every run, unlike a long-lived
-        // root filesystem. No lazy init, so no kernel thread zeroes inode tables during trials.
-        execFileSync('truncate', ['-s', opt['ext4-size'], img]);
-        execFileSync('mkfs.ext4', [
-          '-q',
-          '-F',
-          '-E',
-          'lazy_itable_init=0,lazy_journal_init=0',
-          img,
-        ]);
-        execFileSync('mount', ['-o', 'loop', img, mnt], { stdio: 'pipe' });
-      }
-    } catch (e) {
-      fs.rmSync(dir, { recursive: true, force: true });
-      throw new Error(`cannot mount a ${kind} (root needed): ${firstLine(e.stderr || e)}`);
-    }
-    cleanups.push(teardown);
+    const { mnt, teardown } = mountScratch(kind, cacheDir(), {
+      tmpfsSize: opt['tmpfs-size'],
+      ext4Size: opt['ext4-size'],
+    });
     say(`${kind} mounted at ${mnt}; copying the source repository into it (untimed)`);
     await run('cp', ['-a', corpus.repo, path.join(mnt, 'source.git')]);
     execFileSync('sync');
@@ -391,8 +249,7 @@ async function setupFs(kind, corpus) {
   const root = path.resolve(opt['disk-dir'] || path.join(cacheDir(), 'work'));
   await fsp.rm(root, { recursive: true, force: true });
   await fsp.mkdir(root, { recursive: true });
-  const teardown = () => fs.rmSync(root, { recursive: true, force: true });
-  cleanups.push(teardown);
+  const teardown = addCleanup(() => fs.rmSync(root, { recursive: true, force: true }));
   let source = corpus.repo;
   if (fs.statSync(root).dev !== fs.statSync(corpus.repo).dev) {
     // Clones hardlink only within one filesystem: keep a copy of the source next to the trials.
@@ -401,12 +258,6 @@ async function setupFs(kind, corpus) {
     await run('cp', ['-a', corpus.repo, source]);
   }
   return { kind, root, source, teardown };
-}
-
-async function fsFacts(dir) {
-  const type = await tryRun('stat', ['-f', '-c', '%T', dir]);
-  const mount = await tryRun('findmnt', ['-n', '-o', 'SOURCE,FSTYPE,OPTIONS', '-T', dir]);
-  return { type, mount };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -539,7 +390,6 @@ async function runFs(kind, corpus, ready, allTrials, filesystems, onTrial) {
     }
   } finally {
     fsCtx.teardown();
-    cleanups.splice(cleanups.indexOf(fsCtx.teardown), 1);
   }
 }
 
@@ -632,21 +482,6 @@ function summarize(allTrials, ready, fsKinds) {
     };
   }
   return out;
-}
-
-function fmt(x, d = 3) {
-  return x === null || x === undefined ? '—' : Number(x).toFixed(d);
-}
-
-function table(rows, align) {
-  const w = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => (align[i] === 'l' ? String(c).padEnd(w[i]) : String(c).padStart(w[i])))
-        .join('  '),
-    )
-    .join('\n');
 }
 
 function printSummary(summary, ready, corpusInfo) {
@@ -870,14 +705,7 @@ async function machineFacts(ready) {
 
 async function main() {
   const startedAt = new Date();
-  if (!fs.existsSync(TIME)) {
-    say(`${TIME} not found: installing Debian "time" (apt-get install -y time)`);
-    try {
-      execFileSync('apt-get', ['install', '-y', 'time'], { stdio: 'inherit' });
-    } catch {
-      fail(`${TIME} is required for peak RSS: apt-get install time`);
-    }
-  }
+  if (!ensureTime()) fail(`${TIME} is required for peak RSS: apt-get install time`);
 
   const corpus = await ensureCorpus(opt.corpus);
   say(

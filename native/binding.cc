@@ -75,6 +75,36 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
     if (!(t >= 1 && t <= 1024)) throw_arg(env, "threads must be between 1 and 1024");
     req.threads = static_cast<size_t>(t);
   }
+  // An expectation to judge against: { compare: Uint8Array, modes: Uint32Array,
+  // stats: Uint32Array, racySeconds, fileMode }, one element (stats: kStatWords) per path.
+  Napi::Value expect = o.Get("expect");
+  if (!expect.IsUndefined()) {
+    if (!expect.IsObject()) throw_arg(env, "expect must be an object");
+    Napi::Object e = expect.As<Napi::Object>();
+    size_t n = req.paths.size();
+    Napi::Value compare = e.Get("compare"), modes = e.Get("modes"), stats = e.Get("stats"),
+                racy = e.Get("racySeconds"), file_mode = e.Get("fileMode");
+    if (!compare.IsTypedArray() ||
+        compare.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+        compare.As<Napi::Uint8Array>().ElementLength() != n)
+      throw_arg(env, "expect.compare must be a Uint8Array, one per path");
+    if (!modes.IsTypedArray() ||
+        modes.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
+        modes.As<Napi::Uint32Array>().ElementLength() != n)
+      throw_arg(env, "expect.modes must be a Uint32Array, one per path");
+    if (!stats.IsTypedArray() ||
+        stats.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
+        stats.As<Napi::Uint32Array>().ElementLength() != n * pc::kStatWords)
+      throw_arg(env, "expect.stats must be a Uint32Array, statWords per path");
+    if (!racy.IsNumber()) throw_arg(env, "expect.racySeconds must be a number");
+    double r = racy.As<Napi::Number>().DoubleValue();
+    if (!(r >= 0 && r <= 4294967295.0)) throw_arg(env, "expect.racySeconds out of range");
+    req.expect.compare = compare.As<Napi::Uint8Array>().Data();
+    req.expect.modes = modes.As<Napi::Uint32Array>().Data();
+    req.expect.stats = stats.As<Napi::Uint32Array>().Data();
+    req.expect.racy_seconds = static_cast<uint32_t>(r);
+    req.expect.file_mode = file_mode.ToBoolean().Value();
+  }
   pc::StatResult res;
   try {
     pc::stat_files(req, &res);
@@ -88,8 +118,11 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   auto status = Napi::Int32Array::New(env, res.status.size());
   if (!res.status.empty())
     std::memcpy(status.Data(), res.status.data(), res.status.size() * sizeof(int32_t));
+  auto verdict = Napi::Uint8Array::New(env, res.verdict.size());
+  if (!res.verdict.empty()) std::memcpy(verdict.Data(), res.verdict.data(), res.verdict.size());
   out.Set("stats", stats);
   out.Set("status", status);
+  out.Set("verdict", verdict);
   return out;
 }
 

@@ -71,6 +71,26 @@ class LeadingDirs {
 
 namespace {
 
+Verdict judge(const Expect& e, size_t i, const struct stat& st) {
+  const uint32_t want = e.modes[i];
+  const uint32_t* old = e.stats + i * kStatWords;
+  const uint32_t type = want & S_IFMT;
+  if (type == 0160000) return S_ISDIR(st.st_mode) ? kClean : kDirty;  // a gitlink's directory
+  bool same_type = type == S_IFLNK ? S_ISLNK(st.st_mode) : S_ISREG(st.st_mode);
+  if (!same_type) return kDirty;
+  if (e.file_mode && type == S_IFREG && ((st.st_mode & 0100) != 0) != ((want & 0100) != 0))
+    return kDirty;
+  uint32_t now[kStatWords];
+  fill_stat(st, now);
+  bool racy = e.racy_seconds != 0 && old[2] >= e.racy_seconds;
+  bool same = now[0] == old[0] && now[1] == old[1] && now[2] == old[2] && now[3] == old[3] &&
+              now[5] == old[5] && now[7] == old[7] && now[8] == old[8] && now[9] == old[9];
+  if (same && !racy) return kClean;
+  // A changed size is a modification, unless the index holds no size (a smudged racy entry).
+  if (old[9] != now[9] && old[9] != 0) return kDirty;
+  return kHash;
+}
+
 void stat_range(int rootfd, const StatRequest& req, size_t from, size_t to, StatResult* result) {
   LeadingDirs dirs(rootfd);
   for (size_t i = from; i < to; i++) {
@@ -83,6 +103,8 @@ void stat_range(int rootfd, const StatRequest& req, size_t from, size_t to, Stat
     struct stat st;
     if (fstatat(rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       fill_stat(st, words);
+      if (req.expect.compare != nullptr && req.expect.compare[i] == 1)
+        result->verdict[i] = judge(req.expect, i, st);
     } else if (errno == ENOENT || errno == ENOTDIR) {
       result->status[i] = kAbsent;
     } else {
@@ -98,6 +120,7 @@ void stat_files(const StatRequest& req, StatResult* result) {
   size_t n = req.paths.size();
   result->stats.assign(n * kStatWords, 0);
   result->status.assign(n, kPresent);
+  result->verdict.assign(n, kNoVerdict);
   Fd root = open_root(req.root);
   // One lstat costs a few microseconds, most of it in the kernel: threads (as git's
   // preload-index uses) pay off from a few thousand paths. Each writes its own slice.

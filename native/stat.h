@@ -23,10 +23,29 @@ enum StatStatus : int32_t {
   kStatFailed = 2, // another error (EACCES, EIO, ...): errno in the mode word
 };
 
+// With an expectation (an index entry's mode and stat words), each present path also gets a
+// verdict, git's ie_match_stat: the device is not compared (git is built without USE_STDEV),
+// and an entry stamped in the index's own second or later is racy and must be hashed.
+enum Verdict : uint8_t {
+  kNoVerdict = 0,  // not compared (no expectation, or the path is absent / failed)
+  kClean = 1,      // type, exec bit and stat data agree, not racy
+  kDirty = 2,      // type, exec bit or size differ: modified without reading it
+  kHash = 3,       // same type and size, other stat data or racy: only a hash can tell
+};
+
+struct Expect {
+  const uint8_t* compare = nullptr;  // per path: 1 = compare with the words below
+  const uint32_t* modes = nullptr;   // the index entry's mode (0100644, 0120000, 0160000, ...)
+  const uint32_t* stats = nullptr;   // kStatWords per path, as the index stores them
+  uint32_t racy_seconds = 0;         // the index file's mtime in seconds (0: nothing is racy)
+  bool file_mode = true;             // core.filemode: the exec bit counts
+};
+
 struct StatRequest {
   std::string root;
   std::vector<const char*> paths;  // relative to root, NUL-terminated, ideally sorted
   size_t threads = 1;              // at most this many threads, fewer for few paths
+  Expect expect;                   // optional (compare == nullptr: no verdicts)
 };
 
 // Below this many paths per thread, another thread costs more than it saves.
@@ -35,6 +54,7 @@ constexpr size_t kPathsPerThread = 2048;
 struct StatResult {
   std::vector<uint32_t> stats;
   std::vector<int32_t> status;
+  std::vector<uint8_t> verdict;
 };
 
 // Throws only when the root itself cannot be opened.

@@ -37,6 +37,14 @@ export interface NativeStatRequest {
   paths: Buffer;
   /** Native threads to spread the lstats over (1–1024; fewer for few paths). */
   threads?: number;
+  /** Index entries to judge each path against (git's ie_match_stat), one per path. */
+  expect?: {
+    compare: Uint8Array;
+    modes: Uint32Array;
+    stats: Uint32Array;
+    racySeconds: number;
+    fileMode: boolean;
+  };
 }
 
 export interface NativeStatResult {
@@ -44,6 +52,8 @@ export interface NativeStatResult {
   stats: Uint32Array;
   /** STAT_PRESENT, STAT_ABSENT (nothing there, or a leading component is not a directory), STAT_FAILED (errno in the mode word). */
   status: Int32Array;
+  /** Per path with an expectation: VERDICT_CLEAN, VERDICT_DIRTY, VERDICT_HASH (else 0). */
+  verdict: Uint8Array;
 }
 
 export interface NativeWriteResult {
@@ -92,6 +102,9 @@ export const WRITE_REPLACE = 1;
 export const STAT_PRESENT = 0;
 export const STAT_ABSENT = 1;
 export const STAT_FAILED = 2;
+export const VERDICT_CLEAN = 1;
+export const VERDICT_DIRTY = 2;
+export const VERDICT_HASH = 3;
 
 let cached: Addon | undefined;
 

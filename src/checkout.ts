@@ -1,29 +1,17 @@
 import { availableParallelism } from 'node:os';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { loadAddon, type NativeOdb } from './addon.js';
 import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
 import { readIndex, type IndexFile } from './index/read.js';
-import {
-  decideRacyWait,
-  leaveRacySecond,
-  newestMtime,
-  type RacyDecision,
-  type RacyPolicy,
-} from './index/racy.js';
-import { STAT_WORDS, buildIndex } from './index/write.js';
+import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from './index/racy.js';
+import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
 import { LockFile } from './lock.js';
-import {
-  invalidOption,
-  optionalBoolean,
-  optionalFunction,
-  optionalInteger,
-  optionalSignal,
-  optionalString,
-} from './options.js';
 import { assertNoConversions } from './plan/attributes.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
+import { Pathspec } from './plan/pathspec.js';
+import { inCone, readCone } from './plan/sparse.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
@@ -31,58 +19,30 @@ import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
 import { removeBranchState } from './repo/state.js';
-import { syncBarrier, writerSync, type FsyncMode, type FsyncSummary } from './write/durability.js';
+import {
+  fsyncMode,
+  validate,
+  validateMaterialize,
+  type CheckoutOptions,
+  type MaterializeOptions,
+  type Settings,
+} from './settings.js';
+import { syncBarrier, writerSync, type FsyncSummary } from './write/durability.js';
 import { execute } from './write/execute.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorkerPool } from './write/pool.js';
-import type { Progress } from './write/write.js';
-
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
 export type { FsyncMode, FsyncSummary } from './write/durability.js';
 export type { FilesystemInfo } from './write/filesystem.js';
-
-export interface CheckoutOptions {
-  /** A branch, tag, object id (full or abbreviated), or `rev~n` / `rev^{tree}`; default: HEAD. */
-  ref?: string;
-  /**
-   * Overwrite local changes and untracked files in the way, as `git checkout -f`; without a
-   * ref, reset the index and worktree to HEAD. Also brings a half-written worktree (a killed
-   * checkout) to the exact target.
-   */
-  force?: boolean;
-  /** Make the worktree match the index, as `git checkout-index -a -f` (no ref). */
-  restore?: boolean;
-  /**
-   * Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core
-   * (twice the cores, at most 16, on a network filesystem).
-   */
-  workers?: number;
-  /** Use the pool only above this many entries. Default: `checkout.thresholdForParallelism`, else 100. */
-  threshold?: number;
-  /** Called as files finish (per chunk). */
-  onProgress?: (progress: Progress) => void;
-  /** Stops handing out work; files written so far stay, no index is written. */
-  signal?: AbortSignal;
-  /**
-   * git trusts an entry's stat data only if the index is from a later second than the file
-   * ("racy git"); otherwise it re-reads and hashes the file on its next look. `'auto'` (the
-   * default) waits for the clock to leave the second of the newest file (at most ~1 s) only when
-   * git's re-hash of the files written in that second would cost more than the wait; `true` /
-   * `'always'` always waits, `false` / `'never'` never does.
-   */
-  racyWait?: boolean | RacyPolicy;
-  /**
-   * Durability of the worktree before the index is committed: `'none'`, `'file'` (fsync each
-   * file and changed directory) or `'batch'` (writeback started per file, one barrier). Default:
-   * the `pcheckout.fsync` config key, else `'none'`. See the README for what each guarantees.
-   */
-  fsync?: FsyncMode;
-}
+export type { CheckoutOptions, MaterializeOptions } from './settings.js';
 
 export interface CheckoutSummary {
-  /** fresh (empty worktree, no index), switch (git checkout), force (git checkout -f), restore. */
-  mode: Mode;
+  /**
+   * fresh (empty worktree, no index), switch (git checkout), force (git checkout -f), restore
+   * (from the index), paths (git checkout <rev> -- <paths>), materialize.
+   */
+  mode: Mode | 'materialize';
   /** The commit checked out, or null when a tree was given (or for a restore). */
   commit: string | null;
   tree: string | null;
@@ -126,95 +86,50 @@ const DEFAULT_THRESHOLD = 100;
 // as the threads then compete with the server for the CPU.
 const NETWORK_WORKERS_PER_CORE = 2;
 const MAX_NETWORK_WORKERS = 16;
-const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
 const CACHE_BYTES = 32 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
-
-interface Settings {
-  ref: string | undefined;
-  force: boolean;
-  restore: boolean;
-  workers: number | undefined;
-  threshold: number | undefined;
-  onProgress: ((p: Progress) => void) | undefined;
-  signal: AbortSignal | undefined;
-  racyWait: RacyPolicy;
-  fsync: FsyncMode | undefined;
-}
-
-function fsyncMode(name: string, value: unknown): FsyncMode | undefined {
-  if (value === undefined) return undefined;
-  if (!FSYNC_MODES.includes(value as FsyncMode)) {
-    throw invalidOption(name, "'none', 'file' or 'batch'", value);
-  }
-  return value as FsyncMode;
-}
-
-function racyPolicy(value: unknown): RacyPolicy {
-  if (value === undefined || value === 'auto') return 'auto';
-  if (value === true || value === 'always') return 'always';
-  if (value === false || value === 'never') return 'never';
-  throw invalidOption('racyWait', "a boolean or 'auto', 'always', 'never'", value);
-}
-
-function validate(repoPath: unknown, options: unknown): Settings {
-  if (typeof repoPath !== 'string' || repoPath === '') {
-    throw new PcheckoutError(
-      'ERR_INVALID_OPTION',
-      `Expected a non-empty string for repoPath but received ${String(repoPath)}`,
-    );
-  }
-  if (options === null || typeof options !== 'object') {
-    throw new PcheckoutError('ERR_INVALID_OPTION', 'Expected an object for options');
-  }
-  const o = options as Record<string, unknown>;
-  const settings: Settings = {
-    ref: optionalString('ref', o['ref']),
-    force: optionalBoolean('force', o['force']) ?? false,
-    restore: optionalBoolean('restore', o['restore']) ?? false,
-    workers: optionalInteger('workers', o['workers'], 0, 1024),
-    threshold: optionalInteger('threshold', o['threshold'], 0),
-    onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
-    signal: optionalSignal('signal', o['signal']),
-    racyWait: racyPolicy(o['racyWait']),
-    fsync: fsyncMode('fsync', o['fsync']),
-  };
-  if (settings.restore && settings.ref !== undefined) {
-    throw new PcheckoutError(
-      'ERR_INVALID_OPTION',
-      `Expected no ref with option restore (it restores from the index) but received '${settings.ref}'`,
-    );
-  }
-  return settings;
-}
 
 function aborted(): PcheckoutError {
   return new PcheckoutError('ERR_ABORTED', 'the checkout was aborted');
 }
 
-/** Whether the worktree holds nothing but `.git`. */
-function worktreeEmpty(repo: Repo): boolean {
+/** What one run works on: a repository's own worktree and index, or a materialized directory. */
+interface Job {
+  settings: Settings;
+  repo: Repo;
+  /** Where the files go. */
+  worktree: string;
+  /** The index that records what is there (in .git, or in the target's metadata directory). */
+  indexPath: string;
+  /** A materialize: HEAD, refs and merge state are left alone; metadata is written. */
+  materialize: boolean;
+}
+
+/** Whether a directory holds nothing but `.git`. */
+function emptyWorktree(dir: string): boolean {
   try {
-    return readdirSync(repo.worktree).every((n) => n === '.git');
+    return readdirSync(dir).every((n) => n === '.git');
   } catch (err) {
-    throw fromSystem(err, 'read', repo.worktree);
+    throw fromSystem(err, 'read', dir);
   }
 }
 
-function chooseMode(settings: Settings, index: IndexFile | null, repo: Repo): Mode {
-  if (settings.restore) {
+function chooseMode(job: Job, index: IndexFile | null): Mode {
+  const { settings } = job;
+  const noRef = settings.ref === undefined;
+  if (settings.restore || (settings.paths && noRef && !job.materialize)) {
     if (index === null) {
       throw new PcheckoutError(
         'ERR_INVALID_OPTION',
-        `nothing to restore: ${repo.worktree} has no index (check out a revision first)`,
+        `nothing to restore: ${job.worktree} has no index (check out a revision first)`,
       );
     }
     return 'restore';
   }
-  if (index === null && worktreeEmpty(repo)) return 'fresh';
-  return settings.force ? 'force' : 'switch';
+  if (settings.paths && !job.materialize) return 'paths';
+  if (index === null && emptyWorktree(job.worktree)) return 'fresh';
+  return settings.force || job.materialize ? 'force' : 'switch';
 }
-
 function configuredWorkers(repo: Repo, explicit: number | undefined, fs: FilesystemInfo): number {
   const cores = availableParallelism();
   if (explicit !== undefined) return explicit < 1 ? cores : explicit;
@@ -281,26 +196,21 @@ function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
 }
 
 /**
- * Checks out a revision into a repository's worktree and writes its index — a fresh checkout,
- * a switch, a forced checkout or a restore from the index: the API behind `pcheckout`.
+ * One checkout as a short script of phases: open (index, target, locks), plan, write, finish
+ * (index, HEAD or metadata).
  */
-export async function checkout(
-  repoPath: string,
-  options: CheckoutOptions = {},
-): Promise<CheckoutSummary> {
-  const settings = validate(repoPath, options);
+async function run(job: Job): Promise<CheckoutSummary> {
+  const { settings, repo } = job;
   const started = performance.now();
   if (settings.signal?.aborted) throw aborted();
   const addon = loadAddon();
-  const repo = openRepo(repoPath);
   // Before the lock is taken: a bad config value must not leave index.lock behind.
-  const filesystem = detectFilesystem(repo.worktree);
+  const filesystem = detectFilesystem(job.worktree);
   const fsync =
     settings.fsync ??
     fsyncMode('pcheckout.fsync (config)', repo.config.get('pcheckout.fsync')) ??
     'none';
-  const indexPath = join(repo.gitDir, 'index');
-  const indexLock = new LockFile(indexPath, 'ERR_INDEX_LOCKED');
+  const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED');
   let headLock: LockFile | undefined;
   let odb: NativeOdb | undefined;
   const workers = configuredWorkers(repo, settings.workers, filesystem);
@@ -310,9 +220,9 @@ export async function checkout(
     DEFAULT_THRESHOLD;
   const pool = new LazyPool(workers, repo);
   try {
-    // Open the repository: the current index, the target, and HEAD's lock.
-    const current = readIndex(indexPath);
-    const mode = chooseMode(settings, current, repo);
+    // Open: the current index, the target, HEAD's lock.
+    const current = readIndex(job.indexPath);
+    const mode = chooseMode(job, current);
     try {
       odb = new addon.Odb(repo.objectDirs, CACHE_BYTES);
     } catch (err) {
@@ -321,30 +231,39 @@ export async function checkout(
     const refs = new Refs(repo);
     const target: Resolved | null =
       mode === 'restore' ? null : resolveRevision(refs, odb, settings.ref);
+    const moveHead = !job.materialize && mode !== 'paths' && target !== null && !target.keepHead;
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
-    if (target && !target.keepHead) {
+    if (moveHead) {
       headLock = refs.lockHead(
         target.branch !== null ? { branch: target.branch } : { oid: target.commit! },
       );
     }
 
-    // Plan: target entries, the two-way merge against index and worktree, blobs located.
-    const targetEntries = target ? walkTree(odb, target.tree) : null;
+    // Plan: target entries, the merge against index and worktree, blobs located.
+    const pathspec = settings.paths ? new Pathspec(settings.paths) : null;
+    let targetEntries = target ? walkTree(odb, target.tree) : null;
+    if (job.materialize && pathspec && targetEntries) {
+      targetEntries = targetEntries.filter((name) => pathspec.matches(name));
+      pathspec.assertAllMatched();
+    }
     // Until conversions land: refuse what would need one, on the way out (the current index's
     // attributes, for the dirty check) or in (the target's).
     if (current) assertNoConversions(repo, odb, current.entries);
     if (targetEntries) assertNoConversions(repo, odb, targetEntries);
+    const cone = job.materialize ? null : readCone(repo);
     const plan = await makePlan(odb, {
       mode,
-      root: repo.worktree,
+      root: job.worktree,
       target: targetEntries,
       index: current,
       head: mode === 'switch' && current !== null ? headTree(refs, odb) : null,
       fileMode: repo.config.getBool('core.filemode') ?? true,
       probeThreads: workers,
       threshold,
-      isIgnored: lazyExcludes(repo),
+      isIgnored: job.materialize ? () => false : lazyExcludes(repo),
+      pathspec: job.materialize ? null : pathspec,
+      inCone: cone ? (path) => inCone(cone, path) : null,
       probe: async (req) => probe(addon, req),
     });
     const usePool = workers > 1 && plan.files.length > threshold;
@@ -355,7 +274,7 @@ export async function checkout(
 
     // Write: removals, directories, files (in process or on the pool), links.
     const outcome = await execute(odb, plan, {
-      root: repo.worktree,
+      root: job.worktree,
       pool: usePool ? await pool.get() : null,
       streamThreshold: STREAM_THRESHOLD,
       sync: writerSync(fsync),
@@ -376,7 +295,7 @@ export async function checkout(
     }
     // Every write and removal durable (per the mode) before the index says they happened.
     const durability = syncBarrier(addon, plan, {
-      root: repo.worktree,
+      root: job.worktree,
       mode: fsync,
       fs: filesystem,
       threads: workers,
@@ -384,11 +303,18 @@ export async function checkout(
     });
     const written = performance.now();
 
-    // Finish: the index (after the racy-git wait), then HEAD.
-    const index = buildIndex(plan.result, mergedStats(plan, outcome.stats), {
-      extFlags: plan.extFlags,
-    });
-    const racy = decideRacyWait(settings.racyWait, outcome.stats);
+    // Finish: the index (after the racy-git wait if it pays), then HEAD or the metadata.
+    const stats = mergedStats(plan, outcome.stats);
+    // A restore keeps the entries as they are: the old file gets new stat data in place.
+    const index =
+      mode === 'restore' && current && plan.result.count === current.entries.count
+        ? patchIndex(current.raw, current.offsets, current.stats, stats)
+        : buildIndex(plan.result, stats, { extFlags: plan.extFlags });
+    const racy = decideRacyWait(settings.racyWait, outcome.stats, Date.now(), [
+      ...plan.files.map((f) => f.index),
+      ...plan.symlinks,
+      ...plan.gitlinks,
+    ]);
     const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
     indexLock.write(index);
     if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
@@ -405,15 +331,16 @@ export async function checkout(
         `checkout: moving from ${from} to ${settings.ref}`,
       );
     }
-    if (mode === 'switch' || mode === 'force') removeBranchState(repo);
-    const headAfter = refs.read('HEAD');
+    if (job.materialize) writeMetadata(job, target!);
+    else if (mode === 'switch' || mode === 'force') removeBranchState(repo);
+    const headAfter = job.materialize ? undefined : refs.read('HEAD');
     const indexed = performance.now();
     return {
-      mode,
+      mode: job.materialize ? 'materialize' : mode,
       commit: target?.commit ?? null,
       tree: target?.tree ?? null,
       ref: headAfter?.symref ?? null,
-      detached: headAfter?.symref === undefined,
+      detached: !job.materialize && headAfter?.symref === undefined,
       entries: plan.result.count,
       created: plan.counts.created,
       updated: plan.counts.updated,
@@ -443,6 +370,89 @@ export async function checkout(
     headLock?.rollback();
     indexLock.rollback();
     odb?.close();
+  }
+}
+
+/**
+ * Checks out a revision into a repository's worktree and writes its index — a fresh checkout,
+ * a switch, a forced checkout, a restore from the index, or pathspecs: the API behind
+ * `pcheckout`.
+ */
+export async function checkout(
+  repoPath: string,
+  options: CheckoutOptions = {},
+): Promise<CheckoutSummary> {
+  const settings = validate(repoPath, options);
+  const repo = openRepo(repoPath);
+  return run({
+    settings,
+    repo,
+    worktree: repo.worktree,
+    indexPath: join(repo.gitDir, 'index'),
+    materialize: false,
+  });
+}
+
+/** Where a materialized directory keeps its index: `.git`, the one name no tree may hold. */
+export const MATERIALIZE_META = '.git';
+
+/**
+ * Writes a revision's tree (a commit, a tree, part of it with `paths`) into any directory
+ * outside the repository, without touching the repository; a later call into the same
+ * directory writes only the difference. What is there is recorded in `<targetDir>/.git/index`.
+ */
+export async function materialize(
+  repoPath: string,
+  targetDir: string,
+  options: MaterializeOptions = {},
+): Promise<CheckoutSummary> {
+  const settings = validateMaterialize(repoPath, targetDir, options);
+  const repo = openRepo(repoPath);
+  const target = resolve(targetDir);
+  for (const inside of [repo.gitDir, repo.commonDir]) {
+    if (target === inside || target.startsWith(`${inside}/`)) {
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `cannot materialize into ${target}: it is inside the git directory ${inside}`,
+        { path: target },
+      );
+    }
+  }
+  if (repo.worktree && (target === repo.worktree || target.startsWith(`${repo.worktree}/`))) {
+    throw new PcheckoutError(
+      'ERR_INVALID_OPTION',
+      `cannot materialize into ${target}: it is inside the repository's worktree ${repo.worktree} (use checkout there, or a directory outside)`,
+      { path: target },
+    );
+  }
+  const meta = join(target, MATERIALIZE_META);
+  try {
+    mkdirSync(meta, { recursive: true });
+  } catch (err) {
+    throw fromSystem(err, 'create', meta);
+  }
+  return run({
+    settings,
+    repo,
+    worktree: target,
+    indexPath: join(meta, 'index'),
+    materialize: true,
+  });
+}
+
+/** A note next to a materialized index: where it came from (for people; nothing reads it back). */
+function writeMetadata(job: Job, target: Resolved): void {
+  const file = join(job.worktree, MATERIALIZE_META, 'pcheckout.json');
+  const note = {
+    repository: job.repo.worktree || job.repo.gitDir,
+    commit: target.commit,
+    tree: target.tree,
+    paths: job.settings.paths ?? null,
+  };
+  try {
+    writeFileSync(file, `${JSON.stringify(note, null, 2)}\n`);
+  } catch (err) {
+    throw fromSystem(err, 'write', file);
   }
 }
 

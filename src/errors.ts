@@ -11,6 +11,7 @@ export const ErrorCodes = {
   ERR_UNSAFE_PATH: 'a path in the tree may not be written to a worktree',
   ERR_WOULD_OVERWRITE: 'local changes or untracked files would be overwritten or removed',
   ERR_UNMERGED: 'the index has unmerged entries',
+  ERR_PATHSPEC: 'a pathspec is malformed or matches nothing',
   ERR_CORRUPT_INDEX: 'the index file is malformed or fails its checksum',
   ERR_INDEX_LOCKED: 'another process holds the index lock',
   ERR_REF_LOCKED: 'another process holds a ref lock',

@@ -1,11 +1,14 @@
-export { checkout } from './checkout.js';
+export { checkout, materialize } from './checkout.js';
 export type {
   CheckoutOptions,
   CheckoutSummary,
   FilesystemInfo,
   FsyncMode,
   FsyncSummary,
+  MaterializeOptions,
+  Mode,
   Progress,
 } from './checkout.js';
+export type { RacyDecision, RacyPolicy } from './index/racy.js';
 export { PcheckoutError, ErrorCodes } from './errors.js';
 export type { ErrorCode } from './errors.js';

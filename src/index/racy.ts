@@ -33,17 +33,23 @@ export function newestMtime(stats: Uint32Array): number {
   return newest;
 }
 
-/** Decides whether to wait, from the stat data of the entries just written. */
+/**
+ * Decides whether to wait, from the stat data of the entries just written (at `positions`, or
+ * every entry with stat data).
+ */
 export function decideRacyWait(
   policy: RacyPolicy,
   written: Uint32Array,
   now = Date.now(),
+  positions?: readonly number[],
 ): RacyDecision {
   const second = Math.floor(now / 1000);
   let entries = 0;
   let bytes = 0;
   let newest = 0;
-  for (let s = 0; s < written.length; s += STAT_WORDS) {
+  const count = positions ? positions.length : written.length / STAT_WORDS;
+  for (let j = 0; j < count; j++) {
+    const s = (positions ? positions[j]! : j) * STAT_WORDS;
     const mtime = written[s + 2]!;
     if (mtime === 0 && written[s + 5] === 0) continue; // not written by this checkout
     if (mtime > newest) newest = mtime;

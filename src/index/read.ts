@@ -26,6 +26,9 @@ export interface IndexFile {
   extensions: { signature: string; data: Buffer }[];
   /** True when any entry has a stage other than 0. */
   unmerged: boolean;
+  /** The file as read, and the byte offset of each entry in it (for an in-place update). */
+  raw: Buffer;
+  offsets: Uint32Array;
 }
 
 const HEADER = 12;
@@ -152,6 +155,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   const stages = new Uint8Array(count);
   const extFlags = new Uint16Array(count);
   const assumeValid = new Uint8Array(count);
+  const offsets = new Uint32Array(count);
   // Versions 2/3 store each name whole with its NUL: the names fit in what the fixed parts leave.
   // Version 4's shared prefixes make them longer than stored: that buffer grows as needed.
   const nameBytes = end - HEADER - ENTRY_FIXED * count;
@@ -171,6 +175,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   let prevStage = 0;
   for (let i = 0; i < count; i++) {
     if (pos + ENTRY_FIXED > end) throw corrupt(path, `entry ${i} runs past the end of the file`);
+    offsets[i] = pos;
     const s = i * STAT_WORDS;
     for (let w = 0; w < STAT_WORDS; w++) stats[s + w] = view.getUint32(pos + 4 * w);
     const mode = stats[s + 6]!;
@@ -328,5 +333,17 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   const entries = new EntryList({ count, paths: paths.subarray(0, out), oids, modes });
   // The list finds each path's end by its NUL: a NUL inside a path ends the list early.
   if (entries.starts[count] !== out) throw corrupt(path, 'a path contains a NUL byte');
-  return { version, entries, stats, stages, extFlags, assumeValid, mtime, extensions, unmerged };
+  return {
+    version,
+    entries,
+    stats,
+    stages,
+    extFlags,
+    assumeValid,
+    mtime,
+    extensions,
+    unmerged,
+    raw: buf,
+    offsets,
+  };
 }

@@ -180,3 +180,36 @@ function writeVarint(buf: Buffer, pos: number, n: number): number {
   }
   return pos + size;
 }
+
+/**
+ * The old index with new stat data where it changed, everything else — entries, flags,
+ * extensions — byte for byte: the index of a restore, whose entries are the old ones. Cheaper
+ * than serializing 80,000 entries again, and the TREE and other extensions stay valid.
+ */
+export function patchIndex(
+  raw: Buffer,
+  offsets: Uint32Array,
+  oldStats: Uint32Array,
+  newStats: Uint32Array,
+): Buffer {
+  const out = Buffer.from(raw);
+  const count = offsets.length;
+  for (let k = 0; k < count; k++) {
+    const s = k * STAT_WORDS;
+    let same = true;
+    for (let w = 0; w < STAT_WORDS; w++) {
+      if (w !== 6 && oldStats[s + w] !== newStats[s + w]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) continue;
+    // Word 6 is the entry's mode, which a restore keeps.
+    for (let w = 0; w < STAT_WORDS; w++) {
+      if (w !== 6) out.writeUInt32BE(newStats[s + w]!, offsets[k]! + 4 * w);
+    }
+  }
+  const end = out.length - 20;
+  createHash('sha1').update(out.subarray(0, end)).digest().copy(out, end);
+  return out;
+}

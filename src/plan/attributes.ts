@@ -25,12 +25,9 @@ export function assertNoConversions(repo: Repo, odb: NativeOdb, entries: EntryLi
   }
   const eolCrlf = (config.get('core.eol') ?? '').toLowerCase() === 'crlf';
   const sources: { where: string; text: string }[] = [];
-  for (let i = 0; i < entries.count; i++) {
-    const name = entries.name(i);
-    if (name === '.gitattributes' || name.endsWith('/.gitattributes')) {
-      const blob = readObject(odb, entries.oidHex(i));
-      sources.push({ where: entries.display(i), text: blob.data.toString('utf8') });
-    }
+  for (const i of entriesNamed(entries, '.gitattributes')) {
+    const blob = readObject(odb, entries.oidHex(i));
+    sources.push({ where: entries.display(i), text: blob.data.toString('utf8') });
   }
   const home = process.env['HOME'] ?? homedir();
   const xdg = process.env['XDG_CONFIG_HOME'] || join(home, '.config');
@@ -92,4 +89,33 @@ function unsupported(why: string): PcheckoutError {
     'ERR_UNSUPPORTED',
     `this checkout needs content conversion, which pcheckout does not do yet: ${why}. Use git checkout for this repository.`,
   );
+}
+
+/** Positions of the entries whose last component is `base`, found without a string per entry. */
+function entriesNamed(entries: EntryList, base: string): number[] {
+  const needle = Buffer.from(`/${base}\0`, 'latin1');
+  const out: number[] = [];
+  const { paths, starts } = entries;
+  // A top-level match has no slash before it.
+  const top = Buffer.from(`${base}\0`, 'latin1');
+  for (let at = paths.indexOf(needle); at >= 0; at = paths.indexOf(needle, at + 1)) {
+    out.push(entryAt(starts, at + 1));
+  }
+  for (let at = paths.indexOf(top); at >= 0; at = paths.indexOf(top, at + 1)) {
+    const i = entryAt(starts, at);
+    if (starts[i] === at && !out.includes(i)) out.push(i);
+  }
+  return out.sort((x, y) => x - y);
+}
+
+/** The entry whose path contains byte offset `pos`. */
+function entryAt(starts: Uint32Array, pos: number): number {
+  let lo = 0;
+  let hi = starts.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= pos) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }

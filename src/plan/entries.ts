@@ -46,4 +46,25 @@ export class EntryList {
   oidHex(i: number): string {
     return this.oids.toString('hex', 20 * i, 20 * i + 20);
   }
+
+  /** The entries whose latin1 name passes `keep`, as a new list. */
+  filter(keep: (name: string) => boolean): EntryList {
+    const picked: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < this.count; i++) {
+      if (!keep(this.name(i))) continue;
+      picked.push(i);
+      bytes += this.starts[i + 1]! - this.starts[i]!;
+    }
+    const paths = Buffer.allocUnsafe(bytes);
+    const oids = Buffer.allocUnsafe(20 * picked.length);
+    const modes = new Uint32Array(picked.length);
+    let pos = 0;
+    picked.forEach((i, k) => {
+      pos += this.paths.copy(paths, pos, this.starts[i]!, this.starts[i + 1]!);
+      this.oids.copy(oids, 20 * k, 20 * i, 20 * i + 20);
+      modes[k] = this.modes[i]!;
+    });
+    return new EntryList({ count: picked.length, paths, oids, modes });
+  }
 }

@@ -8,6 +8,11 @@
  *            to the target; refuses to overwrite local changes or untracked files.
  * - force:   git's one-way merge with reset (`git checkout -f <rev>`): the target wins.
  * - restore: the worktree made to match the index (`git checkout-index -a -f`).
+ * - paths:   `git checkout <rev> -- <pathspec>`: the matching entries set from the target,
+ *            local changes in them overwritten, nothing else touched, nothing removed.
+ *
+ * A pathspec limits restore and paths to the entries it matches; a cone-mode sparse
+ * checkout marks the entries outside the cone skip-worktree and keeps their files away.
  */
 import { readdirSync } from 'node:fs';
 import type { NativeOdb } from '../addon.js';
@@ -15,11 +20,19 @@ import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { EntryList } from './entries.js';
 import { locateFiles, type FileTask } from './locate.js';
-import { KIND_ABSENT, KIND_DIR, KIND_ERROR, type ProbeRequest, type ProbeResult } from './probe.js';
+import {
+  KIND_ABSENT,
+  KIND_DIR,
+  KIND_ERROR,
+  KIND_FILE,
+  KIND_SYMLINK,
+  type ProbeRequest,
+  type ProbeResult,
+} from './probe.js';
 import { joinRows, sameEntry } from './rows.js';
 import { MODE_GITLINK, MODE_SYMLINK } from './tree.js';
 
-export type Mode = 'fresh' | 'switch' | 'force' | 'restore';
+export type Mode = 'fresh' | 'switch' | 'force' | 'restore' | 'paths';
 
 /** The parts of a read index the planner uses. */
 export interface CurrentIndex {
@@ -45,6 +58,14 @@ export interface PlanInput {
   probeThreads: number;
   threshold: number;
   isIgnored: (path: string, isDir: boolean) => boolean;
+  /** Limits restore and paths modes to the entries it selects (latin1 paths). */
+  pathspec: {
+    matches(path: string): boolean;
+    assertAllMatched(): void;
+    worktreeMatcher(): (path: string) => boolean;
+  } | null;
+  /** Cone-mode sparse checkout: whether a path is inside the cone; null when off. */
+  inCone: ((path: string) => boolean) | null;
   /** Runs a worktree probe, in process or split across the pool. */
   probe: (req: ProbeRequest) => Promise<ProbeResult>;
 }
@@ -173,6 +194,20 @@ class ProbeList {
   ): ProbeRequest {
     const n = this.entries.length;
     const list = index?.entries;
+    if (list && n === list.count && this.bare.length === 0 && this.entries[n - 1] === n - 1) {
+      // Every index entry in order (a restore, a forced checkout): the index's own arrays.
+      return {
+        root,
+        paths: list.paths.subarray(0, list.starts[n]!),
+        compare: new Uint8Array(n).fill(1),
+        modes: list.modes.subarray(0, n),
+        oids: list.oids.subarray(0, 20 * n),
+        stats: index!.stats.subarray(0, n * STAT_WORDS),
+        racySeconds,
+        fileMode,
+        threads,
+      };
+    }
     let bytes = 0;
     for (const e of this.entries)
       bytes += e >= 0 ? list!.starts[e + 1]! - list!.starts[e]! : this.bare[-1 - e]!.length + 1;
@@ -182,18 +217,24 @@ class ProbeList {
     const oids = Buffer.alloc(20 * n);
     const stats = new Uint32Array(n * STAT_WORDS);
     let pos = 0;
-    for (let k = 0; k < n; k++) {
+    for (let k = 0; k < n;) {
       const e = this.entries[k]!;
       if (e < 0) {
         pos += this.bare[-1 - e]!.copy(paths, pos);
         paths[pos++] = 0;
+        k++;
         continue;
       }
-      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[e + 1]!);
-      compare[k] = 1;
-      modes[k] = list!.modes[e]!;
-      list!.oids.copy(oids, 20 * k, 20 * e, 20 * e + 20);
-      stats.set(index!.stats.subarray(e * STAT_WORDS, (e + 1) * STAT_WORDS), k * STAT_WORDS);
+      // A run of consecutive index entries (a restore is one run) is copied in one go.
+      let end = k + 1;
+      while (end < n && this.entries[end] === e + (end - k)) end++;
+      const last = e + (end - k);
+      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[last]!);
+      compare.fill(1, k, end);
+      modes.set(list!.modes.subarray(e, last), k);
+      list!.oids.copy(oids, 20 * k, 20 * e, 20 * last);
+      stats.set(index!.stats.subarray(e * STAT_WORDS, last * STAT_WORDS), k * STAT_WORDS);
+      k = end;
     }
     return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads };
   }
@@ -211,12 +252,41 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const { mode, index } = input;
   const I = index?.entries ?? null;
   const target = mode === 'restore' ? null : input.target;
-  if (index && (mode === 'switch' || mode === 'restore')) assertMerged(index);
+  if (index && mode !== 'force' && mode !== 'fresh') assertMerged(index);
   const rows = joinRows(I, index?.stages ?? null, mode === 'switch' ? input.head : null, target);
   const H = mode === 'switch' ? input.head : null;
   const M = target;
   const initial = mode === 'switch' && index === null;
   const racySeconds = index?.mtime.sec ?? 0;
+  const latin1 = (r: number): string => {
+    if (rows.i[r]! >= 0) return I!.name(rows.i[r]!);
+    if (rows.m[r]! >= 0) return M!.name(rows.m[r]!);
+    return H!.name(rows.h[r]!);
+  };
+  // Rows the pathspec selects (all when there is none); unmatched pathspecs stop it here.
+  const scoped = new Uint8Array(rows.count).fill(1);
+  if (input.pathspec) {
+    // Matched against what the entries come from, as git does: the target's tree for a
+    // checkout of paths, the index for a restore.
+    const from = mode === 'paths' ? rows.m : rows.i;
+    for (let r = 0; r < rows.count; r++) {
+      scoped[r] = from[r]! >= 0 && input.pathspec.matches(latin1(r)) ? 1 : 0;
+    }
+    input.pathspec.assertAllMatched();
+  }
+  // git writes the files of a checkout of paths in a second pass whose pathspec match skips an
+  // item once it matched a path exactly (its `seen` optimisation): a glob that is also a file
+  // name (`lit/star*.txt`) then updates the index for every match but writes only that file.
+  let worktreeScope: Uint8Array | null = null;
+  if (input.pathspec && mode === 'paths') {
+    const matcher = input.pathspec.worktreeMatcher();
+    worktreeScope = new Uint8Array(rows.count);
+    for (let r = 0; r < rows.count; r++) {
+      if (scoped[r] === 1) worktreeScope[r] = matcher(latin1(r)) ? 1 : 0;
+    }
+  }
+  const { inCone } = input;
+  const outOfCone = (r: number): boolean => inCone !== null && !inCone(latin1(r));
 
   // 1. What must be looked at in the worktree.
   const probes = new ProbeList();
@@ -238,9 +308,12 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     const h = rows.h[r]!;
     const m = rows.m[r]!;
     if (mode === 'fresh') break;
+    if (scoped[r] === 0) continue;
     if (mode === 'restore') {
       if (!skipWorktree(i)) compareRow(r);
-    } else if (mode === 'force') {
+    } else if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i) && outOfCone(r)) {
+      compareRow(r); // leaving the cone: the file goes if it is clean
+    } else if (mode === 'force' || mode === 'paths') {
       if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i)) compareRow(r);
       else lookRow(r);
     } else if (i >= 0) {
@@ -296,6 +369,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const resIdx = new Int32Array(rows.count);
   const resWrite = new Uint8Array(rows.count);
   const resReplace = new Uint8Array(rows.count);
+  const resExt = new Uint16Array(rows.count); // extended flags of each result entry
   const freshSlot = new Int32Array(rows.count).fill(-1); // probe slot whose stat data is good
   const smudge = new Uint8Array(rows.count); // racy and not clean: size zeroed, as git does
   let n = 0;
@@ -310,17 +384,75 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const keep = (r: number): void => {
     const i = rows.i[r]!;
     const slot = rowProbe[r]!;
+    let ext = index!.extFlags[i]! & (SKIP_WORKTREE | INTENT_TO_ADD);
+    if (inCone !== null && mode !== 'restore' && rows.unmerged[r] === 0) {
+      const out = !inCone(I!.name(i));
+      if (!out && (ext & SKIP_WORKTREE) !== 0) {
+        write(r, true, i, true); // back in the cone: the file comes back
+        return;
+      }
+      if (out && (ext & SKIP_WORKTREE) === 0) {
+        // Leaving the cone: a clean file goes and the entry is marked; a modified one stays.
+        if (kindAt(r) === KIND_ABSENT || cleanAt(r)) {
+          dropFile(r, i);
+          ext |= SKIP_WORKTREE;
+        }
+      }
+    }
     resSrc[n] = 0;
     resIdx[n] = i;
+    resExt[n] = ext;
     if (slot >= 0 && found.hashed[slot] === 1) freshSlot[n] = slot;
     else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch') smudge[n] = 1;
     n++;
   };
+  /** An entry taken into the index without its file (no stat data, as a new entry from a tree). */
+  const indexOnly = (k: number): void => {
+    resSrc[n] = 1;
+    resIdx[n] = k;
+    n++;
+  };
+  /** Removes an index entry's file (or a gitlink's directory, when empty) from the worktree. */
+  const dropFile = (r: number, i: number): void => {
+    const kind = kindAt(r);
+    if (kind === KIND_ABSENT) return;
+    if (kind === KIND_DIR) {
+      if (I!.modes[i] === MODE_GITLINK) deletes.push({ path: I!.name(i), dir: true });
+      return;
+    }
+    deletes.push({ path: I!.name(i), dir: false });
+  };
+  /** An entry outside the cone: recorded with the skip-worktree bit, its file kept away. */
+  const skip = (r: number, k: number): void => {
+    const i = rows.i[r]!;
+    if (i >= 0 && rows.unmerged[r] === 0 && (index!.extFlags[i]! & SKIP_WORKTREE) === 0) {
+      const kind = kindAt(r);
+      if ((kind === KIND_FILE || kind === KIND_SYMLINK) && !cleanAt(r)) {
+        write(r, false, k, false, true); // modified: git leaves it checked out
+        return;
+      }
+      dropFile(r, i);
+    }
+    resSrc[n] = 1;
+    resIdx[n] = k;
+    resExt[n] = SKIP_WORKTREE;
+    n++;
+  };
   /** Writes entry k of `list` (M, or I for restore) at row r's path. */
-  const write = (r: number, fromIndex: boolean, k: number, guarded: boolean): void => {
+  const write = (
+    r: number,
+    fromIndex: boolean,
+    k: number,
+    guarded: boolean,
+    anyway = false,
+  ): void => {
     const list = fromIndex ? I! : M!;
     const kind = kindAt(r);
     const path = list.name(k);
+    if (!anyway && !fromIndex && inCone !== null && !inCone(path)) {
+      skip(r, k);
+      return;
+    }
     let replace = 0;
     if (kind === KIND_DIR) {
       const wasGitlink = rows.i[r]! >= 0 && I!.modes[rows.i[r]!] === MODE_GITLINK;
@@ -383,19 +515,27 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     const i = rows.i[r]!;
     const h = rows.h[r]!;
     const m = rows.m[r]!;
-    if (mode === 'fresh') {
+    if (scoped[r] === 0) {
+      if (i >= 0) keep(r); // outside the pathspec: untouched
+    } else if (mode === 'fresh') {
       write(r, false, m, false);
     } else if (mode === 'restore') {
       if (cleanAt(r) || skipWorktree(i)) keep(r);
       else write(r, true, i, false);
-    } else if (mode === 'force') {
-      if (m >= 0) {
+    } else if (mode === 'force' || mode === 'paths') {
+      if (m >= 0 && worktreeScope !== null && worktreeScope[r] === 0) {
+        // git's quirk: the index takes it, the worktree does not (see worktreeScope).
+        if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m)) keep(r);
+        else indexOnly(m);
+      } else if (m >= 0) {
         if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && cleanAt(r)) keep(r);
         else if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && skipWorktree(i))
           keep(r);
         else write(r, false, m, false);
       } else if (i >= 0) {
-        remove(r);
+        if (mode === 'paths')
+          keep(r); // overlay: entries the target lacks stay
+        else remove(r);
       }
     } else if (i >= 0) {
       // git's twoway_merge, case numbers from git-read-tree(1) "Two Tree Merge".
@@ -431,6 +571,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     }
   }
 
+  // A checkout of paths adds entries next to kept ones: one that is now a directory, or that
+  // a new file replaces with its directory, leaves the index (git replaces it).
+  if (mode === 'paths')
+    n = dropShadowed(n, resSrc, resIdx, resWrite, resReplace, resExt, freshSlot, smudge, I, M);
+
   // 3. Things in the way of new directories, and directories in the way of new files.
   if (mode === 'switch') {
     for (const [dir, slot] of dirSlots) {
@@ -464,8 +609,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       stats.set(found.stats.subarray(slot * STAT_WORDS, (slot + 1) * STAT_WORDS), k * STAT_WORDS);
     else stats.set(index!.stats.subarray(i * STAT_WORDS, (i + 1) * STAT_WORDS), k * STAT_WORDS);
     if (smudge[k] === 1) stats[k * STAT_WORDS + 9] = 0;
-    extFlags[k] = index!.extFlags[i]! & (SKIP_WORKTREE | INTENT_TO_ADD);
   }
+  extFlags.set(resExt.subarray(0, n));
   const fileIdx: number[] = [];
   const symlinks: number[] = [];
   const gitlinks: number[] = [];
@@ -479,7 +624,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const files = locateFiles(odb, result, fileIdx);
   let fileBytes = 0;
   for (const f of files) fileBytes += f.size;
-  const dirs = mode === 'fresh' ? dirsOfAll(result) : dirsToMake(result, writeFlags);
+  const dirs = mode === 'fresh' ? dirsOfAll(result, writeFlags) : dirsToMake(result, writeFlags);
   return {
     mode,
     result,
@@ -492,9 +637,9 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     gitlinks,
     dirs,
     deletes,
-    rmdirs: emptiedDirs(deletes, result),
+    rmdirs: emptiedDirs(deletes, result, extFlags),
     clears,
-    replaceInTheWay: mode === 'force' || mode === 'restore',
+    replaceInTheWay: mode !== 'switch',
     fileBytes,
     counts: { created, updated, deleted: removed },
   };
@@ -536,13 +681,14 @@ function dirsOf(list: EntryList): Set<string> {
 }
 
 /** Every directory of a fresh checkout, parents first, compared as bytes (no string per file). */
-function dirsOfAll(entries: EntryList): string[] {
+function dirsOfAll(entries: EntryList, write: Uint8Array): string[] {
   const dirs: string[] = [];
   const seen = new Set<string>();
   const { paths, starts } = entries;
   let lastStart = 0;
   let lastLen = 0;
   for (let i = 0; i < entries.count; i++) {
+    if (write[i] !== 1) continue; // outside a sparse cone
     const start = starts[i]!;
     const slash = paths.lastIndexOf(0x2f, starts[i + 1]! - 2);
     const len = slash >= start ? slash - start : 0;
@@ -584,19 +730,23 @@ function addDirs(dir: string, seen: Set<string>, out: string[]): void {
 }
 
 /** Parents of removed entries that the result no longer needs, deepest first. */
-function emptiedDirs(deletes: { path: string }[], result: EntryList): string[] {
+function emptiedDirs(
+  deletes: { path: string }[],
+  result: EntryList,
+  extFlags: Uint16Array,
+): string[] {
   const out = new Set<string>();
   for (const { path } of deletes) {
     for (const d of ancestors(path)) {
-      if (out.has(d) || holdsEntries(result, d)) break;
+      if (out.has(d) || holdsEntries(result, d, extFlags)) break;
       out.add(d);
     }
   }
   return [...out].sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : -1));
 }
 
-/** Whether some entry of the sorted list lies under directory `dir` (latin1). */
-function holdsEntries(list: EntryList, dir: string): boolean {
+/** Whether some entry of the sorted list with a file lies under directory `dir` (latin1). */
+function holdsEntries(list: EntryList, dir: string, extFlags: Uint16Array): boolean {
   const prefix = Buffer.from(`${dir}/`, 'latin1');
   let lo = 0;
   let hi = list.count;
@@ -612,12 +762,16 @@ function holdsEntries(list: EntryList, dir: string): boolean {
     if (c < 0) lo = mid + 1;
     else hi = mid;
   }
-  if (lo >= list.count) return false;
-  const start = list.starts[lo]!;
-  return (
-    list.starts[lo + 1]! - 1 - start >= prefix.length &&
-    list.paths.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0
-  );
+  // The entries under it follow one another; skip-worktree ones have no file there.
+  for (let k = lo; k < list.count; k++) {
+    const start = list.starts[k]!;
+    const inside =
+      list.starts[k + 1]! - 1 - start >= prefix.length &&
+      list.paths.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0;
+    if (!inside) return false;
+    if ((extFlags[k]! & SKIP_WORKTREE) === 0) return true;
+  }
+  return false;
 }
 
 /** Position of a latin1 path in a sorted list, or -1. */
@@ -700,4 +854,53 @@ function buildResult(
     k = end;
   }
   return new EntryList({ count: n, paths, oids, modes });
+}
+
+/**
+ * Removes kept index entries that a written entry shadows (a file `a` kept while `a/x` is
+ * written, or `a/x` kept while a file `a` is written), compacting the result arrays in place.
+ * Returns the new count.
+ */
+function dropShadowed(
+  n: number,
+  src: Uint8Array,
+  idx: Int32Array,
+  write: Uint8Array,
+  replace: Uint8Array,
+  ext: Uint16Array,
+  freshSlot: Int32Array,
+  smudge: Uint8Array,
+  I: EntryList | null,
+  M: EntryList | null,
+): number {
+  const name = (k: number): string => (src[k] === 0 ? I! : M!).name(idx[k]!);
+  const writtenFiles = new Set<string>();
+  const writtenDirs = new Set<string>();
+  for (let k = 0; k < n; k++) {
+    if (write[k] !== 1) continue;
+    const path = name(k);
+    writtenFiles.add(path);
+    for (const d of ancestors(path)) {
+      if (writtenDirs.has(d)) break;
+      writtenDirs.add(d);
+    }
+  }
+  let out = 0;
+  for (let k = 0; k < n; k++) {
+    if (write[k] !== 1) {
+      const path = name(k);
+      let shadowed = writtenDirs.has(path);
+      for (const d of ancestors(path)) if (writtenFiles.has(d)) shadowed = true;
+      if (shadowed) continue;
+    }
+    src[out] = src[k]!;
+    idx[out] = idx[k]!;
+    write[out] = write[k]!;
+    replace[out] = replace[k]!;
+    ext[out] = ext[k]!;
+    freshSlot[out] = freshSlot[k]!;
+    smudge[out] = smudge[k]!;
+    out++;
+  }
+  return out;
 }

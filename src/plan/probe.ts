@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
-import { STAT_ABSENT, STAT_PRESENT, type Addon } from '../addon.js';
+import { STAT_ABSENT, STAT_PRESENT, VERDICT_CLEAN, VERDICT_HASH, type Addon } from '../addon.js';
 import { STAT_WORDS } from '../index/write.js';
 
 /** What lstat found at a path. */
@@ -52,7 +52,6 @@ const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 const S_IFLNK = 0o120000;
 const S_IFDIR = 0o040000;
-const MODE_GITLINK = 0o160000;
 
 function kindOf(mode: number): number {
   switch (mode & S_IFMT) {
@@ -109,68 +108,62 @@ function hashLink(path: Buffer): Buffer | undefined {
   }
 }
 
-/**
- * git's stat comparison (default core.checkStat, core.trustctime): times, inode, owner, size and
- * type; the device is not compared (git is built without USE_STDEV).
- */
-function statMatches(a: Uint32Array, ai: number, b: Uint32Array, bi: number): boolean {
-  return (
-    a[ai] === b[bi] &&
-    a[ai + 1] === b[bi + 1] &&
-    a[ai + 2] === b[bi + 2] &&
-    a[ai + 3] === b[bi + 3] &&
-    a[ai + 5] === b[bi + 5] &&
-    a[ai + 7] === b[bi + 7] &&
-    a[ai + 8] === b[bi + 8] &&
-    a[ai + 9] === b[bi + 9]
-  );
-}
-
 export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
-  const { stats, status } = addon.statFiles({
+  const { stats, status, verdict } = addon.statFiles({
     root: req.root,
     paths: req.paths,
     threads: req.threads,
+    expect: {
+      compare: req.compare,
+      modes: req.modes,
+      stats: req.stats,
+      racySeconds: req.racySeconds,
+      fileMode: req.fileMode,
+    },
   });
   const n = status.length;
   const kinds = new Uint8Array(n);
   const clean = new Uint8Array(n);
   const hashed = new Uint8Array(n);
-  const prefix = Buffer.from(`${req.root}/`);
-  let start = 0;
   for (let i = 0; i < n; i++) {
-    const end = req.paths.indexOf(0, start);
-    const s = i * STAT_WORDS;
     const st = status[i]!;
-    const mode = stats[s + 6]!;
-    kinds[i] = st === STAT_PRESENT ? kindOf(mode) : st === STAT_ABSENT ? KIND_ABSENT : KIND_ERROR;
-    if (req.compare[i] === 1 && st === STAT_PRESENT) {
-      const full = (): Buffer => Buffer.concat([prefix, req.paths.subarray(start, end)]);
-      const want = req.modes[i]!;
-      const kind = kinds[i]!;
-      if (want === MODE_GITLINK) {
-        // An unpopulated or populated submodule is a directory; git compares the submodule's
-        // HEAD only for a populated one, and a checkout never writes inside it.
-        clean[i] = kind === KIND_DIR ? 1 : 0;
-      } else if ((want & S_IFMT) === S_IFLNK ? kind === KIND_SYMLINK : kind === KIND_FILE) {
-        const execOk = !req.fileMode || kind !== KIND_FILE || (mode & 0o100) === (want & 0o100);
-        const racy = req.stats[s + 2]! >= req.racySeconds && req.racySeconds > 0;
-        const indexSize = req.stats[s + 9]!;
-        if (!execOk) {
-          clean[i] = 0;
-        } else if (statMatches(stats, s, req.stats, s) && !racy) {
-          clean[i] = 1;
-        } else if (indexSize !== stats[s + 9] && indexSize !== 0) {
-          clean[i] = 0; // the size changed: modified, no need to read it
-        } else {
-          const id = kind === KIND_SYMLINK ? hashLink(full()) : hashFile(full());
-          const same = id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20));
-          clean[i] = same ? 1 : 0;
-          hashed[i] = same ? 1 : 0;
-        }
+    kinds[i] =
+      st === STAT_PRESENT
+        ? kindOf(stats[i * STAT_WORDS + 6]!)
+        : st === STAT_ABSENT
+          ? KIND_ABSENT
+          : KIND_ERROR;
+    const v = verdict[i]!;
+    if (v === VERDICT_CLEAN) clean[i] = 1;
+    else if (v === VERDICT_HASH) hashCandidates.push(i);
+  }
+  // Only a hash can tell for these (racy, or times changed but not the size): few, usually.
+  if (hashCandidates.length > 0) {
+    const prefix = Buffer.from(`${req.root}/`);
+    const starts = pathStarts(req.paths, n);
+    for (const i of hashCandidates) {
+      const full = Buffer.concat([prefix, req.paths.subarray(starts[i]!, starts[i + 1]! - 1)]);
+      const id = kinds[i] === KIND_SYMLINK ? hashLink(full) : hashFile(full);
+      if (id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20))) {
+        clean[i] = 1;
+        hashed[i] = 1;
       }
     }
-    start = end + 1;
+    hashCandidates.length = 0;
   }
   return { kinds, clean, hashed, stats };
+}
+
+const hashCandidates: number[] = [];
+
+/** Start of each NUL-terminated path; starts[n] is one past the last NUL. */
+function pathStarts(paths: Buffer, n: number): Uint32Array {
+  const starts = new Uint32Array(n + 1);
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    starts[i] = pos;
+    pos = paths.indexOf(0, pos) + 1;
+  }
+  starts[n] = pos;
+  return starts;
 }

@@ -14,6 +14,7 @@
 // - written entries: for a switch, the entries of the new index that are absent from the old one
 //   or differ in mode or object id; with force, also those whose worktree differed from the
 //   index (they are reset); for a restore, the entries whose worktree differed from the index.
+//   Entries with the skip-worktree bit afterwards (sparse checkout) are never written.
 //   `files`, `symlinks` and `gitlinks` are these counts, by kind; `created + updated` is their
 //   sum. Whether a changed type at one path counts as created or updated is left open; only
 //   lower bounds are checked: a written path that was neither in the old index nor on disk
@@ -386,6 +387,7 @@ export async function compareTwins(
     for (const [p, list] of before.index) {
       if (list.length > 1 || list[0].stage !== 0) continue;
       if (before.diffFiles.has(p) || !snapBefore.has(p)) continue;
+      if (gitIndex.entries.get(p)?.[0]?.tag === 'S') continue; // left the sparse cone
       if (!op.restore && (before.staged.has(p) || changedInTarget.has(p))) continue;
       stable.push(p);
     }
@@ -500,6 +502,7 @@ export function expectedWritten({ op, before, after }) {
   const out = [];
   for (const [p, list] of after) {
     const e = list[0];
+    if (e.tag === 'S') continue; // skip-worktree (sparse checkout): never written
     if (op.restore) {
       if (before.diffFiles.has(p)) out.push(p);
       continue;

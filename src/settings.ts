@@ -1,0 +1,173 @@
+import { PcheckoutError } from './errors.js';
+import type { RacyPolicy } from './index/racy.js';
+import {
+  invalidOption,
+  optionalBoolean,
+  optionalFunction,
+  optionalInteger,
+  optionalSignal,
+  optionalString,
+} from './options.js';
+import type { FsyncMode } from './write/durability.js';
+import type { Progress } from './write/write.js';
+
+export interface CheckoutOptions {
+  /** A branch, tag, object id (full or abbreviated), or `rev~n` / `rev^{tree}`; default: HEAD. */
+  ref?: string;
+  /**
+   * Overwrite local changes and untracked files in the way, as `git checkout -f`; without a
+   * ref, reset the index and worktree to HEAD. Also brings a half-written worktree (a killed
+   * checkout) to the exact target.
+   */
+  force?: boolean;
+  /** Make the worktree match the index, as `git checkout-index -a -f` (no ref). */
+  restore?: boolean;
+  /**
+   * Pathspecs (git's syntax, relative to the worktree top): with a ref, as
+   * `git checkout <ref> -- <paths>` (HEAD stays; the matching entries are set from the ref);
+   * without, as `git checkout -- <paths>` (the matching files restored from the index).
+   */
+  paths?: string[];
+  /**
+   * Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core
+   * (twice the cores, at most 16, on a network filesystem).
+   */
+  workers?: number;
+  /** Use the pool only above this many entries. Default: `checkout.thresholdForParallelism`, else 100. */
+  threshold?: number;
+  /** Called as files finish (per chunk). */
+  onProgress?: (progress: Progress) => void;
+  /** Stops handing out work; files written so far stay, no index is written. */
+  signal?: AbortSignal;
+  /**
+   * git trusts an entry's stat data only if the index is from a later second than the file
+   * ("racy git"); otherwise it re-reads and hashes the file on its next look. `'auto'` (the
+   * default) waits for the clock to leave the second of the newest file (at most ~1 s) only when
+   * git's re-hash of the files written in that second would cost more than the wait; `true` /
+   * `'always'` always waits, `false` / `'never'` never does.
+   */
+  racyWait?: boolean | RacyPolicy;
+  /**
+   * Durability of the worktree before the index is committed: `'none'`, `'file'` (fsync each
+   * file and changed directory) or `'batch'` (writeback started per file, one barrier). Default:
+   * the `pcheckout.fsync` config key, else `'none'`. See the README for what each guarantees.
+   */
+  fsync?: FsyncMode;
+}
+
+/** Options of `materialize()`: the same as a checkout's, less what concerns a repository's own worktree. */
+export type MaterializeOptions = Omit<CheckoutOptions, 'force' | 'restore'>;
+
+export interface Settings {
+  ref: string | undefined;
+  force: boolean;
+  restore: boolean;
+  paths: string[] | undefined;
+  workers: number | undefined;
+  threshold: number | undefined;
+  onProgress: ((p: Progress) => void) | undefined;
+  signal: AbortSignal | undefined;
+  racyWait: RacyPolicy;
+  fsync: FsyncMode | undefined;
+}
+
+const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
+
+/** An fsync mode from an option or a config value (`name` says which). */
+export function fsyncMode(name: string, value: unknown): FsyncMode | undefined {
+  if (value === undefined) return undefined;
+  if (!FSYNC_MODES.includes(value as FsyncMode)) {
+    throw invalidOption(name, "'none', 'file' or 'batch'", value);
+  }
+  return value as FsyncMode;
+}
+
+function racyPolicy(value: unknown): RacyPolicy {
+  if (value === undefined || value === 'auto') return 'auto';
+  if (value === true || value === 'always') return 'always';
+  if (value === false || value === 'never') return 'never';
+  throw invalidOption('racyWait', "a boolean or 'auto', 'always', 'never'", value);
+}
+
+const CHECKOUT_KEYS = new Set([
+  'ref',
+  'force',
+  'restore',
+  'paths',
+  'workers',
+  'threshold',
+  'onProgress',
+  'signal',
+  'racyWait',
+  'fsync',
+]);
+
+function optionalPaths(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((p) => typeof p !== 'string' || p === '')) {
+    throw invalidOption('paths', 'an array of non-empty strings', value);
+  }
+  return [...(value as string[])];
+}
+
+export function validate(
+  repoPath: unknown,
+  options: unknown,
+  allowed: ReadonlySet<string> = CHECKOUT_KEYS,
+): Settings {
+  if (typeof repoPath !== 'string' || repoPath === '') {
+    throw new PcheckoutError(
+      'ERR_INVALID_OPTION',
+      `Expected a non-empty string for repoPath but received ${String(repoPath)}`,
+    );
+  }
+  if (options === null || typeof options !== 'object') {
+    throw new PcheckoutError('ERR_INVALID_OPTION', 'Expected an object for options');
+  }
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!allowed.has(key)) {
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `Unknown option '${key}' (known: ${[...allowed].join(', ')})`,
+      );
+    }
+  }
+  const settings: Settings = {
+    ref: optionalString('ref', o['ref']),
+    force: optionalBoolean('force', o['force']) ?? false,
+    restore: optionalBoolean('restore', o['restore']) ?? false,
+    paths: optionalPaths(o['paths']),
+    workers: optionalInteger('workers', o['workers'], 0, 1024),
+    threshold: optionalInteger('threshold', o['threshold'], 0),
+    onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
+    signal: optionalSignal('signal', o['signal']),
+    racyWait: racyPolicy(o['racyWait']),
+    fsync: fsyncMode('fsync', o['fsync']),
+  };
+  if (settings.restore && settings.ref !== undefined) {
+    throw new PcheckoutError(
+      'ERR_INVALID_OPTION',
+      `Expected no ref with option restore (it restores from the index) but received '${settings.ref}'`,
+    );
+  }
+  return settings;
+}
+
+const MATERIALIZE_KEYS = new Set(
+  [...CHECKOUT_KEYS].filter((k) => k !== 'force' && k !== 'restore'),
+);
+
+export function validateMaterialize(
+  repoPath: unknown,
+  target: unknown,
+  options: unknown,
+): Settings {
+  if (typeof target !== 'string' || target === '') {
+    throw new PcheckoutError(
+      'ERR_INVALID_OPTION',
+      `Expected a non-empty string for targetDir but received ${String(target)}`,
+    );
+  }
+  return validate(repoPath, options, MATERIALIZE_KEYS);
+}
