@@ -20,6 +20,7 @@
         "native/pack_index.cc",
         "native/path_rules.cc",
         "native/stat.cc",
+        "native/sync.cc",
         "native/tree.cc",
         "native/writer.cc"
       ],

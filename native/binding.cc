@@ -16,6 +16,7 @@
 #include "odb.h"
 #include "path_rules.h"
 #include "stat.h"
+#include "sync.h"
 #include "tree.h"
 #include "writer.h"
 
@@ -250,6 +251,46 @@ Napi::Value VerifyPaths(const Napi::CallbackInfo& info) {
   return env.Null();
 }
 
+// syncFilesystem(root): syncfs(2) of the filesystem holding root.
+Napi::Value SyncFilesystem(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw_arg(env, "expected a root directory");
+  try {
+    pc::sync_filesystem(info[0].As<Napi::String>().Utf8Value());
+  } catch (const pc::Error& e) {
+    throw_native(env, e);
+  }
+  return env.Undefined();
+}
+
+// fsyncPaths({ root, paths, threads? }) -> Int32Array: 0 or the errno of each path's fsync.
+Napi::Value FsyncPaths(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw_arg(env, "expected an fsync request object");
+  Napi::Object o = info[0].As<Napi::Object>();
+  Napi::Value root = o.Get("root");
+  if (!root.IsString()) throw_arg(env, "root must be a string");
+  pc::FsyncRequest req;
+  req.root = root.As<Napi::String>().Utf8Value();
+  split_paths(env, o.Get("paths"), &req.paths);
+  Napi::Value threads = o.Get("threads");
+  if (!threads.IsUndefined()) {
+    if (!threads.IsNumber()) throw_arg(env, "threads must be a number");
+    double t = threads.As<Napi::Number>().DoubleValue();
+    if (!(t >= 1 && t <= 1024)) throw_arg(env, "threads must be between 1 and 1024");
+    req.threads = static_cast<size_t>(t);
+  }
+  std::vector<int32_t> errors;
+  try {
+    pc::fsync_paths(req, &errors);
+  } catch (const pc::Error& e) {
+    throw_native(env, e);
+  }
+  auto out = Napi::Int32Array::New(env, errors.size());
+  if (!errors.empty()) std::memcpy(out.Data(), errors.data(), errors.size() * sizeof(int32_t));
+  return out;
+}
+
 // A write request parsed from JS, holding references so an async write can outlive the call.
 struct ParsedRequest {
   pc::WriteRequest req;
@@ -291,6 +332,14 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
     auto farr = flags.As<Napi::Uint8Array>();
     if (farr.ElementLength() != n) throw_arg(env, "flags differ in length from paths");
     req.flags = farr.Data();
+  }
+  Napi::Value sync = o.Get("sync");
+  if (!sync.IsUndefined()) {
+    if (!sync.IsNumber()) throw_arg(env, "sync must be a number");
+    double m = sync.As<Napi::Number>().DoubleValue();
+    if (m != pc::kSyncNone && m != pc::kSyncFile && m != pc::kSyncStart)
+      throw_arg(env, "sync must be 0 (none), 1 (fsync) or 2 (start writeback)");
+    req.sync = static_cast<pc::SyncMode>(static_cast<uint8_t>(m));
   }
   double t = threshold.As<Napi::Number>().DoubleValue();
   // Checked before the cast: a NaN or out-of-range double converted to an integer is UB.
@@ -557,6 +606,8 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::VerifyAll>("verifyPaths", napi_enumerable),
                              InstanceValue("openat2", Napi::Boolean::New(env, pc::have_openat2()),
                                            napi_enumerable),
+                             InstanceMethod<&Addon::SyncFs>("syncFilesystem", napi_enumerable),
+                             InstanceMethod<&Addon::Fsync>("fsyncPaths", napi_enumerable),
                              InstanceValue("statWords",
                                            Napi::Number::New(env, pc::kStatWords),
                                            napi_enumerable),
@@ -568,6 +619,8 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ParseIndex(const Napi::CallbackInfo& info) { return ParseIndexEntries(info); }
   Napi::Value Verify(const Napi::CallbackInfo& info) { return VerifyPath(info); }
   Napi::Value VerifyAll(const Napi::CallbackInfo& info) { return VerifyPaths(info); }
+  Napi::Value SyncFs(const Napi::CallbackInfo& info) { return SyncFilesystem(info); }
+  Napi::Value Fsync(const Napi::CallbackInfo& info) { return FsyncPaths(info); }
 };
 
 }  // namespace

@@ -99,8 +99,12 @@ class FileWriter {
     return fd;
   }
 
-  // fstat then close; any failure unlinks the half-written file.
+  // The sync mode's step, fstat, then close; any failure unlinks the half-written file.
   void finish(size_t i, Fd fd, const char* rel, bool ok, int err, uint64_t size) {
+    if (ok && !sync_file(fd.get(), req_.sync)) {
+      ok = false;
+      err = errno;
+    }
     struct stat st;
     if (ok && fstat(fd.get(), &st) != 0) {
       ok = false;

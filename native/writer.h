@@ -1,5 +1,5 @@
 // Writes blobs to files under a root directory: open (exclusive, no symlinks followed), one
-// write of the whole content, fstat, close; an update unlinks the old file first. No directories are made here: the caller made
+// write of the whole content, (optionally a sync,) fstat, close; an update unlinks the old file first. No directories are made here: the caller made
 // them all up front. Policy (what to write, retries, the index) stays in TypeScript.
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include "odb.h"
 #include "stat.h"
+#include "sync.h"
 
 namespace pc {
 
@@ -30,6 +31,7 @@ struct WriteRequest {
   const double* sizes = nullptr;   // inflated sizes when known (else 0), to pick streaming
   const uint8_t* flags = nullptr;  // per path, WriteFlag bits (null: none)
   uint64_t stream_threshold = 0;   // objects larger than this are streamed, not held whole
+  SyncMode sync = kSyncNone;
 };
 
 struct FileError {

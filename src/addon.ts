@@ -17,6 +17,17 @@ export interface NativeWriteRequest {
   /** WRITE_REPLACE per path where an old file or symlink must be unlinked first. */
   flags?: Uint8Array;
   streamThreshold: number;
+  /** Per-file step before close: 0 none, 1 fsync, 2 sync_file_range(WRITE) (see write/durability.ts). */
+  sync?: number;
+}
+
+/** fsync of many paths under a root (files or directories, "." for the root). */
+export interface NativeFsyncRequest {
+  root: string;
+  /** NUL-terminated relative paths, concatenated. */
+  paths: Buffer;
+  /** Native threads to spread the fsyncs over (1–1024). */
+  threads?: number;
 }
 
 /** lstat of many paths under a root, never through a symlinked leading directory. */
@@ -114,6 +125,10 @@ export interface Addon {
   verifyPaths(paths: Buffer, modes: Uint32Array, protect: number): NativePathVerdict | null;
   /** Whether writes open files with openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH), probed once at load. */
   openat2: boolean;
+  /** syncfs(2) of the filesystem holding root. */
+  syncFilesystem(root: string): void;
+  /** 0 or the errno of each path's fsync. */
+  fsyncPaths(req: NativeFsyncRequest): Int32Array;
   inflater: 'libdeflate' | 'zlib';
   statWords: number;
 }

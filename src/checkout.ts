@@ -24,16 +24,21 @@ import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
 import { removeBranchState } from './repo/state.js';
 import {
+  fsyncMode,
   validate,
   validateMaterialize,
   type CheckoutOptions,
   type MaterializeOptions,
   type Settings,
 } from './settings.js';
+import { syncBarrier, writerSync, type FsyncSummary } from './write/durability.js';
 import { execute } from './write/execute.js';
+import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorkerPool } from './write/pool.js';
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
+export type { FsyncMode, FsyncSummary } from './write/durability.js';
+export type { FilesystemInfo } from './write/filesystem.js';
 export type { CheckoutOptions, MaterializeOptions } from './settings.js';
 
 export interface CheckoutSummary {
@@ -76,11 +81,21 @@ export interface CheckoutSummary {
   newBranch: { name: string; upstream: string | null } | null;
   /** The post-checkout hook's exit status, or null when none ran. */
   hook: HookResult | null;
+  /** The fsync mode in force, the barrier it took (none, syncfs, fsync of paths) and its time. */
+  fsync: FsyncSummary;
+  /** The filesystem under the worktree; a network one gets more workers by default. */
+  filesystem: FilesystemInfo;
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
 
 const DEFAULT_THRESHOLD = 100;
+// On a network filesystem each create, write and close waits for the server, so more writers
+// than cores pay: twice the cores, at most 16 (git's NFS prototype used 16). Measured with
+// bench/netfs.mjs (sshfs, client and server sharing 2 cores): 2–4 workers best, 8 and 16 slower,
+// as the threads then compete with the server for the CPU.
+const NETWORK_WORKERS_PER_CORE = 2;
+const MAX_NETWORK_WORKERS = 16;
 const CACHE_BYTES = 32 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
 
@@ -127,11 +142,13 @@ function chooseMode(job: Job, index: IndexFile | null): Mode {
   if (index === null && emptyWorktree(job.worktree)) return 'fresh';
   return settings.force || job.materialize ? 'force' : 'switch';
 }
-function configuredWorkers(repo: Repo, explicit: number | undefined): number {
+function configuredWorkers(repo: Repo, explicit: number | undefined, fs: FilesystemInfo): number {
   const cores = availableParallelism();
   if (explicit !== undefined) return explicit < 1 ? cores : explicit;
   const fromConfig = repo.config.getInt('checkout.workers');
-  if (fromConfig === undefined) return cores;
+  if (fromConfig === undefined) {
+    return fs.network ? Math.min(MAX_NETWORK_WORKERS, NETWORK_WORKERS_PER_CORE * cores) : cores;
+  }
   return fromConfig < 1 ? cores : fromConfig;
 }
 
@@ -199,10 +216,16 @@ async function run(job: Job): Promise<CheckoutSummary> {
   const started = performance.now();
   if (settings.signal?.aborted) throw aborted();
   const addon = loadAddon();
+  // Before the lock is taken: a bad config value must not leave index.lock behind.
+  const filesystem = detectFilesystem(job.worktree);
+  const fsync =
+    settings.fsync ??
+    fsyncMode('pcheckout.fsync (config)', repo.config.get('pcheckout.fsync')) ??
+    'none';
   const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
   let headUpdate: HeadUpdate | undefined;
   let odb: NativeOdb | undefined;
-  const workers = configuredWorkers(repo, settings.workers);
+  const workers = configuredWorkers(repo, settings.workers, filesystem);
   const threshold =
     settings.threshold ??
     repo.config.getInt('checkout.thresholdforparallelism') ??
@@ -266,6 +289,8 @@ async function run(job: Job): Promise<CheckoutSummary> {
       root: job.worktree,
       pool: usePool ? await pool.get() : null,
       streamThreshold: STREAM_THRESHOLD,
+      sync: writerSync(fsync),
+      concurrentDirs: filesystem.network,
       symlinks: repo.config.getBool('core.symlinks') ?? true,
       onProgress: settings.onProgress,
       signal: settings.signal,
@@ -280,6 +305,14 @@ async function run(job: Job): Promise<CheckoutSummary> {
         { path: result.display(first.index), oid: result.oidHex(first.index) },
       );
     }
+    // Every write and removal durable (per the mode) before the index says they happened.
+    const durability = syncBarrier(addon, plan, {
+      root: job.worktree,
+      mode: fsync,
+      fs: filesystem,
+      threads: workers,
+      symlinksAsFiles: !(repo.config.getBool('core.symlinks') ?? true),
+    });
     const written = performance.now();
 
     // Finish: the index (after the racy-git wait if it pays), then HEAD or the metadata.
@@ -305,9 +338,9 @@ async function run(job: Job): Promise<CheckoutSummary> {
       // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
       indexLock.touch();
     }
-    indexLock.commit();
+    indexLock.commit(fsync !== 'none');
     const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
-    headUpdate?.commit(oldOid, from);
+    headUpdate?.commit(oldOid, from, fsync !== 'none');
     if (job.materialize) writeMetadata(job, target!);
     else if (mode === 'switch' || mode === 'force') removeBranchState(repo);
     const headAfter = job.materialize ? undefined : refs.read('HEAD');
@@ -347,6 +380,8 @@ async function run(job: Job): Promise<CheckoutSummary> {
       racy,
       newBranch: headUpdate?.newBranch ?? null,
       hook,
+      fsync: durability,
+      filesystem,
       timings: {
         plan: round(planned - started),
         write: round(written - planned),

@@ -32,13 +32,16 @@ Options:
   -f, --force           overwrite local changes and untracked files in the way (git checkout -f);
                         without <ref>, reset the index and worktree to HEAD
       --restore         make the worktree match the index (git checkout-index -a -f)
-  -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores)
+  -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores;
+                        2 x cores, at most 16, on a network filesystem)
   -t, --threshold <n>   use workers only above this many files (default:
                         checkout.thresholdForParallelism, else 100)
       --racy-wait <when> auto (default): wait for the clock to leave the second of the
                         newest file before writing the index only when git's re-hash of the
                         files written in that second would cost more; always; never (see README)
       --no-racy-wait    the same as --racy-wait=never
+      --fsync <mode>    none, file or batch: make the worktree durable before the index
+                        (default: pcheckout.fsync, else none; see README)
       --json            print the summary as JSON on stdout
   -q, --quiet           print nothing but errors
   -h, --help            show this help
@@ -67,6 +70,11 @@ function racyFlag(value: string | undefined, no: boolean | undefined): 'auto' | 
   if (value === undefined) return 'auto';
   if (value === 'auto' || value === 'always' || value === 'never') return value;
   usageError(`--racy-wait expects auto, always or never, got '${value}'`);
+}
+
+function fsyncFlag(value: string): 'none' | 'file' | 'batch' {
+  if (value === 'none' || value === 'file' || value === 'batch') return value;
+  usageError(`--fsync expects none, file or batch, got '${value}'`);
 }
 
 class ProgressBar {
@@ -163,6 +171,7 @@ async function main(argv: string[]): Promise<number> {
         json: { type: 'boolean' },
         'no-racy-wait': { type: 'boolean' },
         'racy-wait': { type: 'string' },
+        fsync: { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -215,6 +224,7 @@ async function main(argv: string[]): Promise<number> {
       ...(bar ? { onProgress: (p: Progress) => bar.update(p) } : {}),
       signal: controller.signal,
       racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
+      ...(values.fsync !== undefined ? { fsync: fsyncFlag(values.fsync) } : {}),
     };
     const summary =
       target !== undefined

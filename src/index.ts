@@ -2,6 +2,9 @@ export { checkout, materialize } from './checkout.js';
 export type {
   CheckoutOptions,
   CheckoutSummary,
+  FilesystemInfo,
+  FsyncMode,
+  FsyncSummary,
   MaterializeOptions,
   Mode,
   Progress,

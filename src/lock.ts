@@ -1,6 +1,7 @@
 import {
   closeSync,
   fstatSync,
+  fsyncSync,
   futimesSync,
   openSync,
   renameSync,
@@ -8,6 +9,7 @@ import {
   writeSync,
   writevSync,
 } from 'node:fs';
+import { dirname } from 'node:path';
 import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
 import { adjustSharedPerm } from './perms.js';
 
@@ -92,13 +94,18 @@ export class LockFile {
     futimesSync(this.fd!, now, now);
   }
 
-  /** Closes the lock and renames it over the target. */
-  commit(): void {
+  /**
+   * Closes the lock and renames it over the target. Durable: the lock is fsynced before the
+   * rename and its directory after, so the new file (and only a complete one) survives a crash.
+   */
+  commit(durable = false): void {
     try {
+      if (durable) fsyncSync(this.fd!);
       closeSync(this.fd!);
       this.fd = undefined;
       renameSync(this.lockPath, this.target);
       this.done = true;
+      if (durable) fsyncDir(dirname(this.target));
     } catch (err) {
       this.rollback();
       throw fromSystem(err, 'rename into place', this.target);
@@ -122,5 +129,14 @@ export class LockFile {
     } catch {
       /* already gone */
     }
+  }
+}
+
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -8,6 +8,7 @@ import {
   optionalSignal,
   optionalString,
 } from './options.js';
+import type { FsyncMode } from './write/durability.js';
 import type { Progress } from './write/write.js';
 
 export interface CheckoutOptions {
@@ -30,7 +31,10 @@ export interface CheckoutOptions {
    * without, as `git checkout -- <paths>` (the matching files restored from the index).
    */
   paths?: string[];
-  /** Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core. */
+  /**
+   * Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core
+   * (twice the cores, at most 16, on a network filesystem).
+   */
   workers?: number;
   /** Use the pool only above this many entries. Default: `checkout.thresholdForParallelism`, else 100. */
   threshold?: number;
@@ -48,6 +52,12 @@ export interface CheckoutOptions {
   racyWait?: boolean | RacyPolicy;
   /** Run the post-checkout hook as git does (not for a restore); default true. */
   hooks?: boolean;
+  /**
+   * Durability of the worktree before the index is committed: `'none'`, `'file'` (fsync each
+   * file and changed directory) or `'batch'` (writeback started per file, one barrier). Default:
+   * the `pcheckout.fsync` config key, else `'none'`. See the README for what each guarantees.
+   */
+  fsync?: FsyncMode;
 }
 
 /** Options of `materialize()`: the same as a checkout's, less what concerns a repository's own worktree. */
@@ -64,6 +74,18 @@ export interface Settings {
   signal: AbortSignal | undefined;
   racyWait: RacyPolicy;
   hooks: boolean;
+  fsync: FsyncMode | undefined;
+}
+
+const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
+
+/** An fsync mode from an option or a config value (`name` says which). */
+export function fsyncMode(name: string, value: unknown): FsyncMode | undefined {
+  if (value === undefined) return undefined;
+  if (!FSYNC_MODES.includes(value as FsyncMode)) {
+    throw invalidOption(name, "'none', 'file' or 'batch'", value);
+  }
+  return value as FsyncMode;
 }
 
 function racyPolicy(value: unknown): RacyPolicy {
@@ -84,6 +106,7 @@ const CHECKOUT_KEYS = new Set([
   'signal',
   'racyWait',
   'hooks',
+  'fsync',
 ]);
 
 function optionalPaths(value: unknown): string[] | undefined {
@@ -128,6 +151,7 @@ export function validate(
     signal: optionalSignal('signal', o['signal']),
     racyWait: racyPolicy(o['racyWait']),
     hooks: optionalBoolean('hooks', o['hooks']) ?? true,
+    fsync: fsyncMode('fsync', o['fsync']),
   };
   if (settings.restore && settings.ref !== undefined) {
     throw new PcheckoutError(

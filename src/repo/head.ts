@@ -57,12 +57,15 @@ export class HeadUpdate {
     }
   }
 
-  /** Moves HEAD (and creates the branch); `oldOid` and `from` describe HEAD before. */
-  commit(oldOid: string | undefined, from: string): void {
+  /**
+   * Moves HEAD (and creates the branch); `oldOid` and `from` describe HEAD before. `durable`:
+   * the new files are fsynced before they are renamed into place (fsync file or batch).
+   */
+  commit(oldOid: string | undefined, from: string, durable = false): void {
     const { refs, target } = this;
     const create = target.create;
     if (create && this.branchLock) {
-      this.branchLock.commit();
+      this.branchLock.commit(durable);
       this.config?.commit();
       refs.appendLog(
         create.branch,
@@ -71,7 +74,7 @@ export class HeadUpdate {
         `branch: Created from ${create.startPoint}`,
       );
     }
-    this.head.commit();
+    this.head.commit(durable);
     refs.appendHeadLog(
       oldOid ?? ZERO_OID,
       target.commit!,

@@ -14,6 +14,7 @@ import {
   writeFileSync,
   type BigIntStats,
 } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { FILE_COLLIDED, FILE_FAILED, type NativeOdb } from '../addon.js';
 import { PcheckoutError, fromSystem } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
@@ -26,6 +27,13 @@ export interface ExecuteSettings {
   root: string;
   pool: WorkerPool | null;
   streamThreshold: number;
+  /** The writer's per-file sync step (write/durability.ts). */
+  sync: number;
+  /**
+   * Make the directories of each depth concurrently (a network filesystem, where each mkdir
+   * waits for the server); else one by one, which is cheaper on a local disk.
+   */
+  concurrentDirs?: boolean;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
   onProgress: ((p: Progress) => void) | undefined;
@@ -108,6 +116,30 @@ function makeDirs(root: string, plan: Plan): void {
   };
   for (const dir of plan.dirs) make(dir);
   for (const k of plan.gitlinks) make(plan.result.name(k));
+}
+
+/**
+ * The directories of each depth at once (libuv's threads overlap the round trips), parents'
+ * depth first; any that was not simply created (something there) goes through makeDirs' checks.
+ */
+async function makeDirsConcurrently(root: string, plan: Plan): Promise<void> {
+  const byDepth: string[][] = [];
+  for (const dir of plan.dirs) {
+    let depth = 0;
+    for (let i = dir.indexOf('/'); i >= 0; i = dir.indexOf('/', i + 1)) depth++;
+    (byDepth[depth] ??= []).push(dir);
+  }
+  const rest: string[] = [];
+  for (const level of byDepth) {
+    if (!level) continue;
+    const results = await Promise.allSettled(level.map((dir) => mkdir(abs(root, dir))));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') rest.push(level[i]!);
+    });
+    // Whatever failed is retried with the checks (in order, parents first) before going deeper.
+    if (rest.length > 0) makeDirs(root, { ...plan, dirs: rest.splice(0), gitlinks: [] });
+  }
+  makeDirs(root, { ...plan, dirs: [] });
 }
 
 function putStat(stats: Uint32Array, i: number, st: BigIntStats): void {
@@ -210,6 +242,7 @@ function retryCollisions(
       modes: Uint32Array.of(result.modes[k]!),
       sizes: Float64Array.of(sizes.get(k) ?? 0),
       streamThreshold: settings.streamThreshold,
+      sync: settings.sync,
     });
     if (res.status[0] === FILE_FAILED) {
       outcome.failures.push({
@@ -250,11 +283,13 @@ export async function execute(
   settings: ExecuteSettings,
 ): Promise<ExecuteOutcome> {
   removeOld(settings.root, plan);
-  makeDirs(settings.root, plan);
+  if (settings.concurrentDirs) await makeDirsConcurrently(settings.root, plan);
+  else makeDirs(settings.root, plan);
   const outcome = await writeFiles(plan.result, plan.files, plan.replace, odb, {
     root: settings.root,
     pool: settings.pool,
     streamThreshold: settings.streamThreshold,
+    sync: settings.sync,
     onProgress: settings.onProgress,
     signal: settings.signal,
   });

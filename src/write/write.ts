@@ -24,6 +24,8 @@ export interface WriteSettings {
   /** The pool when it is used for this checkout, else the files are written in process. */
   pool: WorkerPool | null;
   streamThreshold: number;
+  /** The writer's per-file sync step (write/durability.ts). */
+  sync: number;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -92,6 +94,7 @@ function requestFor(
     sizes,
     flags,
     streamThreshold: settings.streamThreshold,
+    sync: settings.sync,
   };
 }
 
