@@ -61,24 +61,29 @@ void split_paths(Napi::Env env, const Napi::Value& v, std::vector<const char*>* 
   }
 }
 
+// The { root, paths, threads? } part shared by the path-batch requests (statFiles, fsyncPaths).
+void parse_path_batch(Napi::Env env, const Napi::Object& o, std::string* root,
+                      std::vector<const char*>* paths, size_t* threads) {
+  Napi::Value r = o.Get("root");
+  if (!r.IsString()) throw_arg(env, "root must be a string");
+  *root = r.As<Napi::String>().Utf8Value();
+  split_paths(env, o.Get("paths"), paths);
+  Napi::Value t = o.Get("threads");
+  if (t.IsUndefined()) return;
+  if (!t.IsNumber()) throw_arg(env, "threads must be a number");
+  double n = t.As<Napi::Number>().DoubleValue();
+  if (!(n >= 1 && n <= 1024)) throw_arg(env, "threads must be between 1 and 1024");
+  *threads = static_cast<size_t>(n);
+}
+
 // statFiles({ root, paths, threads? }) -> { stats: Uint32Array, status: Int32Array }: lstat of
 // each path, never through a symlinked leading directory (see stat.h).
 Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject()) throw_arg(env, "expected a stat request object");
   Napi::Object o = info[0].As<Napi::Object>();
-  Napi::Value root = o.Get("root");
-  if (!root.IsString()) throw_arg(env, "root must be a string");
   pc::StatRequest req;
-  req.root = root.As<Napi::String>().Utf8Value();
-  split_paths(env, o.Get("paths"), &req.paths);
-  Napi::Value threads = o.Get("threads");
-  if (!threads.IsUndefined()) {
-    if (!threads.IsNumber()) throw_arg(env, "threads must be a number");
-    double t = threads.As<Napi::Number>().DoubleValue();
-    if (!(t >= 1 && t <= 1024)) throw_arg(env, "threads must be between 1 and 1024");
-    req.threads = static_cast<size_t>(t);
-  }
+  parse_path_batch(env, o, &req.root, &req.paths, &req.threads);
   // An expectation to judge against: { compare: Uint8Array, modes: Uint32Array,
   // stats: Uint32Array, racySeconds, fileMode }, one element (stats: kStatWords) per path.
   Napi::Value expect = o.Get("expect");
@@ -268,18 +273,8 @@ Napi::Value FsyncPaths(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject()) throw_arg(env, "expected an fsync request object");
   Napi::Object o = info[0].As<Napi::Object>();
-  Napi::Value root = o.Get("root");
-  if (!root.IsString()) throw_arg(env, "root must be a string");
   pc::FsyncRequest req;
-  req.root = root.As<Napi::String>().Utf8Value();
-  split_paths(env, o.Get("paths"), &req.paths);
-  Napi::Value threads = o.Get("threads");
-  if (!threads.IsUndefined()) {
-    if (!threads.IsNumber()) throw_arg(env, "threads must be a number");
-    double t = threads.As<Napi::Number>().DoubleValue();
-    if (!(t >= 1 && t <= 1024)) throw_arg(env, "threads must be between 1 and 1024");
-    req.threads = static_cast<size_t>(t);
-  }
+  parse_path_batch(env, o, &req.root, &req.paths, &req.threads);
   std::vector<int32_t> errors;
   try {
     pc::fsync_paths(req, &errors);
