@@ -1,7 +1,12 @@
+import { join } from 'node:path';
 import type { Piscina } from 'piscina';
 import type { NativeWriteRequest, NativeWriteResult } from '../addon.js';
 import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 import type { WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
+
+/** The worker as tsc wrote it (the pool may be started from a bundle in dist/). */
+const WORKER = join(PACKAGE_ROOT, 'dist', 'write', 'worker.js');
 
 /**
  * The Piscina pool, started once per checkout when the files to write are above the threshold.
@@ -16,7 +21,7 @@ export class WorkerPool {
   static async start(threads: number, constants: WorkerConstants): Promise<WorkerPool> {
     const { Piscina } = await import('piscina');
     const pool = new Piscina<WorkerTask, WorkerResult>({
-      filename: new URL('./worker.js', import.meta.url).href,
+      filename: WORKER,
       minThreads: threads,
       maxThreads: threads,
       concurrentTasksPerWorker: 1,
