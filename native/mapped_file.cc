@@ -19,8 +19,13 @@ MappedFile::~MappedFile() {
 }
 
 void MappedFile::open(const std::string& path) {
+  if (!open_if_exists(path)) throw Error(Code::Io, "open " + path + ": " + std::strerror(ENOENT));
+}
+
+bool MappedFile::open_if_exists(const std::string& path) {
   path_ = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return false;
   if (fd < 0) throw Error(Code::Io, "open " + path + ": " + std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -29,6 +34,8 @@ void MappedFile::open(const std::string& path) {
     throw Error(Code::Io, "stat " + path + ": " + std::strerror(e));
   }
   size_ = static_cast<size_t>(st.st_size);
+  mtime_sec_ = static_cast<int64_t>(st.st_mtim.tv_sec);
+  mtime_nsec_ = static_cast<int64_t>(st.st_mtim.tv_nsec);
   if (size_ > 0) {
     void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -40,6 +47,7 @@ void MappedFile::open(const std::string& path) {
     data_ = static_cast<const uint8_t*>(p);
   }
   close(fd);
+  return true;
 }
 
 std::shared_ptr<const MappedFile> MappedFile::shared(const std::string& path) {

@@ -17,6 +17,8 @@ class MappedFile {
 
   // Throws Error(Io) when the file cannot be opened or mapped.
   void open(const std::string& path);
+  // As open, but returns false (and maps nothing) when the file does not exist.
+  bool open_if_exists(const std::string& path);
 
   // One mapping per file per process, shared by every thread's reader: the pages are shared
   // by the kernel anyway, and one mapping keeps them from being counted once per thread.
@@ -26,11 +28,16 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // The file's modification time when it was opened.
+  int64_t mtime_sec() const { return mtime_sec_; }
+  int64_t mtime_nsec() const { return mtime_nsec_; }
 
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::string path_;
+  int64_t mtime_sec_ = 0;
+  int64_t mtime_nsec_ = 0;
 };
 
 }  // namespace pc

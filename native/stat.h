@@ -51,10 +51,12 @@ struct StatRequest {
 // Below this many paths per thread, another thread costs more than it saves.
 constexpr size_t kPathsPerThread = 2048;
 
+// Where the results go, one element (stats: kStatWords) per path, owned by the caller (the
+// binding hands in JavaScript's own arrays, so nothing is copied out). Zeroed by the caller.
 struct StatResult {
-  std::vector<uint32_t> stats;
-  std::vector<int32_t> status;
-  std::vector<uint8_t> verdict;
+  uint32_t* stats = nullptr;
+  int32_t* status = nullptr;  // kPresent is 0: a zeroed array starts as "present"
+  uint8_t* verdict = nullptr; // kNoVerdict is 0
 };
 
 // Throws only when the root itself cannot be opened.

@@ -95,6 +95,8 @@ export interface NativeOdb {
 export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
   statFiles(req: NativeStatRequest): NativeStatResult;
+  /** The whole file as a read-only mapping (never write to `data`), or null when it is absent. */
+  mapFile(path: string): { data: Buffer; mtimeSec: number; mtimeNsec: number } | null;
   /** The entries of an index file (its first `end` bytes, header included) as flat arrays. */
   parseIndexEntries(
     file: Buffer,

@@ -25,6 +25,13 @@ export function comparePaths(a: EntryList, i: number, b: EntryList, j: number): 
   );
 }
 
+/** Whether entries i and j of one list have the same path (lengths first: the common case). */
+function samePath(list: EntryList, i: number, j: number): boolean {
+  const { starts } = list;
+  const len = starts[i + 1]! - starts[i]!;
+  return len === starts[j + 1]! - starts[j]! && comparePaths(list, i, list, j) === 0;
+}
+
 /** Same object id and mode. */
 export function sameEntry(a: EntryList, i: number, b: EntryList, j: number): boolean {
   return (
@@ -75,7 +82,7 @@ export function joinRows(
       do {
         if (stages![a] !== 0) conflicted = true;
         a++;
-      } while (a < nI && comparePaths(index!, a, index!, first) === 0);
+      } while (a < nI && samePath(index!, a, first));
       ri[n] = first;
       unmerged[n] = conflicted ? 1 : 0;
     }
