@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadAddon, type NativeOdb } from './addon.js';
-import { PcheckoutError, fromNative, fromSystem, isErrorCode } from './errors.js';
+import { Resources } from './resources.js';
+import { PcheckoutError, fromSystem, isErrorCode } from './errors.js';
 import { runHook, type HookResult } from './hooks.js';
 import { readIndex, type IndexFile } from './index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from './index/racy.js';
@@ -34,7 +35,6 @@ import {
 import { syncBarrier, writerSync, type FsyncSummary } from './write/durability.js';
 import { execute } from './write/execute.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
-import { WorkerPool } from './write/pool.js';
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
 export type { FsyncMode, FsyncSummary } from './write/durability.js';
@@ -96,7 +96,6 @@ const DEFAULT_THRESHOLD = 100;
 // as the threads then compete with the server for the CPU.
 const NETWORK_WORKERS_PER_CORE = 2;
 const MAX_NETWORK_WORKERS = 16;
-const CACHE_BYTES = 32 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
 
 function aborted(): PcheckoutError {
@@ -104,7 +103,7 @@ function aborted(): PcheckoutError {
 }
 
 /** What one run works on: a repository's own worktree and index, or a materialized directory. */
-interface Job {
+export interface Job {
   settings: Settings;
   repo: Repo;
   /** Where the files go. */
@@ -167,36 +166,6 @@ function headTree(refs: Refs, odb: NativeOdb, protect: PathProtection): EntryLis
   return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid, protect);
 }
 
-/** Starts the pool on first use. */
-class LazyPool {
-  private pool: WorkerPool | null = null;
-  private starting: Promise<WorkerPool> | null = null;
-
-  constructor(
-    private readonly workers: number,
-    private readonly repo: Repo,
-  ) {}
-
-  get started(): WorkerPool | null {
-    return this.pool;
-  }
-
-  async get(): Promise<WorkerPool> {
-    this.starting ??= WorkerPool.start(this.workers, {
-      objectDirs: this.repo.objectDirs,
-      cacheBytes: CACHE_BYTES,
-    }).then((pool) => (this.pool = pool));
-    return this.starting;
-  }
-
-  async destroy(): Promise<void> {
-    await (this.starting ?? Promise.resolve(null)).then(
-      (pool) => pool?.destroy(),
-      () => {},
-    );
-  }
-}
-
 /** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
 function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
   const stats = plan.stats.slice();
@@ -211,7 +180,7 @@ function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
  * One checkout as a short script of phases: open (index, target, locks), plan, write, finish
  * (index, HEAD or metadata).
  */
-async function run(job: Job): Promise<CheckoutSummary> {
+export async function run(job: Job, resources: Resources): Promise<CheckoutSummary> {
   const { settings, repo } = job;
   const started = performance.now();
   if (settings.signal?.aborted) throw aborted();
@@ -224,22 +193,18 @@ async function run(job: Job): Promise<CheckoutSummary> {
     'none';
   const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
   let headUpdate: HeadUpdate | undefined;
-  let odb: NativeOdb | undefined;
   const workers = configuredWorkers(repo, settings.workers, filesystem);
   const threshold =
     settings.threshold ??
     repo.config.getInt('checkout.thresholdforparallelism') ??
     DEFAULT_THRESHOLD;
-  const pool = new LazyPool(workers, repo);
+  const pool = resources.pool(workers);
   try {
     // Open: the current index, the target, HEAD's lock.
     const current = readIndex(job.indexPath);
     const mode = chooseMode(job, current);
-    try {
-      odb = new addon.Odb(repo.objectDirs, CACHE_BYTES);
-    } catch (err) {
-      throw fromNative(err, 'cannot open the object database');
-    }
+    const store = resources.store(repo.objectDirs, workers);
+    const { odb } = store;
     const refs = new Refs(repo);
     const target: Resolved | null =
       mode === 'restore'
@@ -287,7 +252,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
     // Write: removals, directories, files (in process or on the pool), links.
     const outcome = await execute(odb, plan, {
       root: job.worktree,
-      pool: usePool ? await pool.get() : null,
+      pool: usePool ? await pool.get(store) : null,
       streamThreshold: STREAM_THRESHOLD,
       sync: writerSync(fsync),
       concurrentDirs: filesystem.network,
@@ -371,7 +336,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: usePool, workers: pool.started?.threads ?? 0 },
+      pool: { used: usePool, workers: usePool ? pool.started : 0 },
       workers,
       threshold,
       inflater: addon.inflater,
@@ -391,47 +356,35 @@ async function run(job: Job): Promise<CheckoutSummary> {
       },
     };
   } finally {
-    await pool.destroy();
+    resources.idle();
     headUpdate?.rollback();
     indexLock.rollback();
-    odb?.close();
   }
 }
 
-/**
- * Checks out a revision into a repository's worktree and writes its index — a fresh checkout,
- * a switch, a forced checkout, a restore from the index, or pathspecs: the API behind
- * `pcheckout`.
- */
-export async function checkout(
-  repoPath: string,
-  options: CheckoutOptions = {},
-): Promise<CheckoutSummary> {
+/** A checkout of a repository's own worktree and index. */
+export function checkoutJob(repoPath: string, options: CheckoutOptions): Job {
   const settings = validate(repoPath, options);
   const repo = openRepo(repoPath);
-  return run({
+  return {
     settings,
     repo,
     worktree: repo.worktree,
     indexPath: join(repo.gitDir, 'index'),
     materialize: false,
     start: repoPath,
-  });
+  };
 }
 
 /** Where a materialized directory keeps its index: `.git`, the one name no tree may hold. */
 export const MATERIALIZE_META = '.git';
 
-/**
- * Writes a revision's tree (a commit, a tree, part of it with `paths`) into any directory
- * outside the repository, without touching the repository; a later call into the same
- * directory writes only the difference. What is there is recorded in `<targetDir>/.git/index`.
- */
-export async function materialize(
+/** A materialize into a directory outside the repository. */
+export function materializeJob(
   repoPath: string,
   targetDir: string,
-  options: MaterializeOptions = {},
-): Promise<CheckoutSummary> {
+  options: MaterializeOptions,
+): Job {
   const settings = validateMaterialize(repoPath, targetDir, options);
   const repo = openRepo(repoPath);
   const target = resolve(targetDir);
@@ -457,14 +410,49 @@ export async function materialize(
   } catch (err) {
     throw fromSystem(err, 'create', meta);
   }
-  return run({
+  return {
     settings,
     repo,
     worktree: target,
     indexPath: join(meta, 'index'),
     materialize: true,
     start: repoPath,
-  });
+  };
+}
+
+/** Runs one job with pool and readers of its own, closed when it ends. */
+async function oneShot(job: () => Job): Promise<CheckoutSummary> {
+  const resources = new Resources();
+  try {
+    return await run(job(), resources);
+  } finally {
+    await resources.close();
+  }
+}
+
+/**
+ * Checks out a revision into a repository's worktree and writes its index — a fresh checkout,
+ * a switch, a forced checkout, a restore from the index, or pathspecs: the API behind
+ * `pcheckout`. (A build system checking out many trees: createEngine keeps threads warm.)
+ */
+export async function checkout(
+  repoPath: string,
+  options: CheckoutOptions = {},
+): Promise<CheckoutSummary> {
+  return oneShot(() => checkoutJob(repoPath, options));
+}
+
+/**
+ * Writes a revision's tree (a commit, a tree, part of it with `paths`) into any directory
+ * outside the repository, without touching the repository; a later call into the same
+ * directory writes only the difference. What is there is recorded in `<targetDir>/.git/index`.
+ */
+export async function materialize(
+  repoPath: string,
+  targetDir: string,
+  options: MaterializeOptions = {},
+): Promise<CheckoutSummary> {
+  return oneShot(() => materializeJob(repoPath, targetDir, options));
 }
 
 /** A note next to a materialized index: where it came from (for people; nothing reads it back). */

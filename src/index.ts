@@ -14,3 +14,5 @@ export { PcheckoutError, ErrorCodes } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { verifyPath } from './plan/paths.js';
 export type { PathProtection, PathVerdict } from './plan/paths.js';
+export { createEngine } from './engine.js';
+export type { Engine, EngineOptions } from './engine.js';

@@ -21,11 +21,11 @@ import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
 import type { Plan } from '../plan/plan.js';
 import { writeFiles, type Progress, type WriteOutcome } from './write.js';
-import type { WorkerPool } from './pool.js';
+import type { PoolWriter } from './pool.js';
 
 export interface ExecuteSettings {
   root: string;
-  pool: WorkerPool | null;
+  pool: PoolWriter | null;
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;

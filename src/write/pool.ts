@@ -3,13 +3,20 @@ import type { Piscina } from 'piscina';
 import type { NativeWriteRequest, NativeWriteResult } from '../addon.js';
 import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
 import { PACKAGE_ROOT } from '../package-root.js';
-import type { WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
+import type { ObjectStore, WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
 
 /** The worker as tsc wrote it (the pool may be started from a bundle in dist/). */
 const WORKER = join(PACKAGE_ROOT, 'dist', 'write', 'worker.js');
 
+/** The pool as one checkout sees it: writes go to one repository's objects. */
+export interface PoolWriter {
+  readonly threads: number;
+  write(request: NativeWriteRequest): Promise<NativeWriteResult>;
+}
+
 /**
- * The Piscina pool, started once per checkout when the files to write are above the threshold.
+ * The Piscina pool, started when the files to write are above the threshold: once per
+ * checkout, or once per warm engine (its threads keep a reader per repository).
  */
 export class WorkerPool {
   private constructor(
@@ -31,8 +38,9 @@ export class WorkerPool {
     return new WorkerPool(threads, pool);
   }
 
-  async write(request: NativeWriteRequest): Promise<NativeWriteResult> {
-    return this.run({ request });
+  /** Writes against `store`'s objects. */
+  writer(store: ObjectStore): PoolWriter {
+    return { threads: this.threads, write: async (request) => this.run({ store, request }) };
   }
 
   private async run(task: WorkerTask): Promise<WorkerResult> {

@@ -1,7 +1,8 @@
 /**
- * Piscina worker: loads the addon once per thread and keeps one object reader, so packs stay
- * mapped and the delta-base cache stays warm across the chunks it is handed. The task shape is
- * owned here; the constants every task would repeat come once, as the pool's workerData.
+ * Piscina worker: loads the addon once per thread and keeps an object reader per object store
+ * it has been handed, so packs stay mapped and the delta-base cache stays warm across the
+ * chunks of one checkout — and, in a warm engine, across checkouts. The task shape is owned
+ * here; the constants every task would repeat come once, as the pool's workerData.
  */
 import { workerData } from 'node:worker_threads';
 import {
@@ -13,21 +14,46 @@ import {
 
 /** Given once per pool. */
 export interface WorkerConstants {
-  objectDirs: string[];
+  /** The delta-base cache of each thread's reader. */
   cacheBytes: number;
 }
 
+/** A repository's object directories, under an id that changes when its packs change. */
+export interface ObjectStore {
+  id: number;
+  objectDirs: string[];
+}
+
 export interface WorkerTask {
+  store: ObjectStore;
   request: NativeWriteRequest;
 }
 
 export type WorkerResult = NativeWriteResult;
 
+/** Readers kept per thread: a build system alternating between a few repositories. */
+const MAX_STORES = 4;
+
 const addon = loadAddon();
 const constants = workerData as WorkerConstants;
-let odb: NativeOdb | undefined;
+const readers = new Map<number, NativeOdb>(); // least recently used first
+
+function readerFor(store: ObjectStore): NativeOdb {
+  let odb = readers.get(store.id);
+  if (odb) {
+    readers.delete(store.id);
+  } else {
+    odb = new addon.Odb(store.objectDirs, constants.cacheBytes);
+    for (const [id, old] of readers) {
+      if (readers.size < MAX_STORES) break;
+      readers.delete(id);
+      old.close();
+    }
+  }
+  readers.set(store.id, odb);
+  return odb;
+}
 
 export default function run(task: WorkerTask): WorkerResult {
-  odb ??= new addon.Odb(constants.objectDirs, constants.cacheBytes);
-  return odb.writeFiles(task.request);
+  return readerFor(task.store).writeFiles(task.request);
 }

@@ -10,7 +10,7 @@ import { fromNative } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import type { EntryList } from '../plan/entries.js';
 import type { FileTask } from '../plan/locate.js';
-import type { WorkerPool } from './pool.js';
+import type { PoolWriter } from './pool.js';
 
 export interface Progress {
   /** Regular files finished so far. */
@@ -22,7 +22,7 @@ export interface Progress {
 export interface WriteSettings {
   root: string;
   /** The pool when it is used for this checkout, else the files are written in process. */
-  pool: WorkerPool | null;
+  pool: PoolWriter | null;
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;
