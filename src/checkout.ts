@@ -9,7 +9,7 @@ import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from 
 import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
 import { LockFile } from './lock.js';
-import { assertNoConversions } from './plan/attributes.js';
+import { assertNoConversions } from './plan/refuse.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
 import { Pathspec } from './plan/pathspec.js';
