@@ -236,7 +236,8 @@ class ProbeList {
       stats.set(index!.stats.subarray(e * STAT_WORDS, last * STAT_WORDS), k * STAT_WORDS);
       k = end;
     }
-    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads };
+    const entries = Int32Array.from(this.entries, (e) => (e >= 0 ? e : -1));
+    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads, entries };
   }
 }
 
