@@ -54,6 +54,11 @@ export interface AttributeSources {
   worktree: string | null;
   /** git's direction: 'checkout' reads the list first, 'checkin' the worktree first. */
   direction: 'checkout' | 'checkin';
+  /**
+   * Directories whose .gitattributes this checkout writes from the list: read from the list
+   * whatever the direction (git reads it once written, before the files after it).
+   */
+  rewritten?: ReadonlySet<string>;
   /** git's warnings (unreadable or too large files, bad lines), as git words them. */
   warn: (message: string) => void;
   env?: NodeJS.ProcessEnv;
@@ -627,7 +632,7 @@ export class Attributes {
       return text === null ? null : this.parseLines(fileLines(text), rel, macroOk, dir);
     };
     const lines =
-      this.src.direction === 'checkout'
+      this.src.direction === 'checkout' || this.src.rewritten?.has(dir)
         ? (fromList() ?? fromWorktree())
         : (fromWorktree() ?? fromList());
     return lines ?? [];

@@ -300,7 +300,22 @@ export interface ConversionInput {
 export function planConversions(input: ConversionInput): Conversions | null {
   if (input.files.length === 0) return null;
   const { repo, odb, result, worktree, direction, warn } = input;
-  const attributes = new Attributes({ repo, odb, list: result, worktree, direction, warn });
+  // The .gitattributes files this checkout writes (git reads them as written).
+  const rewritten = new Set<string>();
+  for (let k = 0; k < input.files.length; k++) {
+    const name = result.name(input.files[k]!);
+    if (name === '.gitattributes') rewritten.add('');
+    else if (name.endsWith('/.gitattributes')) rewritten.add(name.slice(0, -15));
+  }
+  const attributes = new Attributes({
+    repo,
+    odb,
+    list: result,
+    worktree,
+    direction,
+    rewritten,
+    warn,
+  });
   const conversions = new ConversionRules(repo.config).plan(attributes, result, input.files);
   return conversions.profiles.length === 1 ? null : conversions;
 }
