@@ -217,3 +217,66 @@ describe('attributes', () => {
     );
   });
 });
+
+describe('attribute files larger than git accepts', () => {
+  test("skipped with git's warnings (file and blob), never read whole", () => {
+    const repo = Repo.init('attr-large');
+    repo.write('a.txt', 'a\n');
+    repo.commit('a');
+    // A 100 MiB blob (git's limit, reached) as the top .gitattributes of a tree.
+    const blob = git(repo.dir, ['hash-object', '-w', '--stdin'], {
+      input: Buffer.alloc(100 * 1024 * 1024),
+    }).trim();
+    const listing = git(repo.dir, ['ls-tree', 'HEAD']);
+    const tree = git(repo.dir, ['mktree'], {
+      input: `${listing}100644 blob ${blob}\t.gitattributes\n`,
+    }).trim();
+    // Sparse files: 560 MiB of info/attributes, a worktree .gitattributes just at the limit.
+    fs.mkdirSync(path.join(repo.gitDir, 'info'), { recursive: true });
+    fs.writeFileSync(path.join(repo.gitDir, 'info', 'attributes'), '');
+    fs.truncateSync(path.join(repo.gitDir, 'info', 'attributes'), 560 * 1024 * 1024);
+    fs.writeFileSync(repo.abs('.gitattributes'), '');
+    fs.truncateSync(repo.abs('.gitattributes'), 100 * 1024 * 1024);
+    const repoObj = openRepo(repo.dir);
+    const odb = new (loadAddon().Odb)(repoObj.objectDirs, 0);
+    try {
+      const list = walkTree(odb, tree, { ntfs: true, hfs: false });
+      const rssBefore = process.memoryUsage().rss;
+      // Checkout: the blob and info/attributes. Checkin: the worktree file too large, so (as
+      // for git) the index's blob is tried next, and is too large as well.
+      for (const [direction, cached, count] of [
+        ['checkout', true, 2],
+        ['checkin', false, 3],
+      ]) {
+        const warnings = [];
+        const attributes = new Attributes({
+          repo: repoObj,
+          odb,
+          list,
+          worktree: direction === 'checkin' ? repo.dir : null,
+          direction,
+          warn: (m) => warnings.push(m),
+        });
+        assert.deepEqual(attributes.lookup('a.txt'), [
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+        ]);
+        if (cached) {
+          // git reads the index: put the tree there.
+          git(repo.dir, ['read-tree', tree]);
+        }
+        const theirs = gitAttributes(repo.dir, ['a.txt'], { cached });
+        assert.deepEqual(warningSet(warnings), warningSet(theirs.stderr.split('\n')), direction);
+        assert.equal(warnings.length, count, direction);
+      }
+      const grown = process.memoryUsage().rss - rssBefore;
+      assert.ok(grown < 64 * 1024 * 1024, `resident memory grew by ${grown} bytes`);
+    } finally {
+      odb.close();
+    }
+  });
+});

@@ -15,7 +15,7 @@
  * and checkout-index) reads the worktree first, falling back to the index.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { NativeOdb } from '../addon.js';
 import { parseBool } from '../repo/config.js';
 import type { Repo } from '../repo/repo.js';
@@ -415,7 +415,9 @@ export class Attributes {
     if (global !== undefined) parsed.push(this.parseFile(global));
     parsed.push(this.readInTree(''));
     const infoFile = join(src.repo.commonDir, 'info', 'attributes');
-    parsed.push(this.parseFile(infoFile));
+    // Named as git names it: relative to the worktree top, where git runs, when inside it.
+    const fromTop = src.repo.worktree ? relative(src.repo.worktree, infoFile) : '..';
+    parsed.push(this.parseFile(infoFile, fromTop.startsWith('..') ? infoFile : fromTop));
     for (const lines of parsed) {
       for (const line of lines) if (line.macro !== null) this.macroNames.add(line.macro);
     }
@@ -656,9 +658,9 @@ export class Attributes {
     return obj.type === 'blob' ? obj.data.toString('latin1') : null;
   }
 
-  private parseFile(file: string): ParsedLine[] {
-    const text = readAttrFile(file, file, false, this.src.warn);
-    return text === null ? [] : this.parseLines(fileLines(text), file, true);
+  private parseFile(file: string, shown = file): ParsedLine[] {
+    const text = readAttrFile(file, shown, false, this.src.warn);
+    return text === null ? [] : this.parseLines(fileLines(text), shown, true);
   }
 
   private parseLines(lines: string[], src: string, macroOk: boolean, base = ''): ParsedLine[] {
