@@ -114,6 +114,8 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
     req.expect.stats = stats.As<Napi::Uint32Array>().Data();
     req.expect.racy_seconds = static_cast<uint32_t>(r);
     req.expect.file_mode = file_mode.ToBoolean().Value();
+    Napi::Value symlinks = e.Get("symlinks");
+    req.expect.symlinks = symlinks.IsUndefined() || symlinks.ToBoolean().Value();
   }
   pc::StatResult res;
   try {

@@ -62,6 +62,8 @@ export interface NativeStatRequest {
     stats: Uint32Array;
     racySeconds: number;
     fileMode: boolean;
+    /** core.symlinks (default true): false takes a plain file for a symlink entry. */
+    symlinks?: boolean;
   };
 }
 

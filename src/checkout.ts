@@ -276,6 +276,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
       index: current,
       head: mode === 'switch' && current !== null ? headTree(refs, odb, protect) : null,
       fileMode: repo.config.getBool('core.filemode') ?? true,
+      symlinks: repo.config.getBool('core.symlinks') ?? true,
       probeThreads: workers,
       threshold,
       isIgnored: job.materialize ? () => false : lazyExcludes(repo),

@@ -54,6 +54,8 @@ export interface PlanInput {
   head: EntryList | null;
   /** core.filemode */
   fileMode: boolean;
+  /** core.symlinks (default true) */
+  symlinks?: boolean;
   /** Threads the worktree's lstat batch may use above the threshold (else one). */
   probeThreads: number;
   threshold: number;
@@ -354,15 +356,16 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const found =
     probes.size === 0
       ? EMPTY_PROBE
-      : await input.probe(
-          probes.request(
+      : await input.probe({
+          ...probes.request(
             input.root,
             index,
             racySeconds,
             input.fileMode,
             probes.size > input.threshold ? input.probeThreads : 1,
           ),
-        );
+          symlinks: input.symlinks ?? true,
+        });
   const kindAt = (r: number): number =>
     rowProbe[r]! < 0 ? KIND_ABSENT : found.kinds[rowProbe[r]!]!;
   const cleanAt = (r: number): boolean => rowProbe[r]! < 0 || found.clean[rowProbe[r]!] === 1;

@@ -43,6 +43,8 @@ export interface ProbeRequest {
   racySeconds: number;
   /** core.filemode: whether the executable bit counts. */
   fileMode: boolean;
+  /** core.symlinks: false takes a plain file for a symlink entry (git writes links so). */
+  symlinks?: boolean;
   /** Native threads for the lstat batch. */
   threads: number;
   /** Per path: the index entry it is compared with (-1: none); absent when path k is entry k. */
@@ -172,6 +174,7 @@ export function probe(addon: Addon, req: ProbeRequest, checkin?: CheckinConversi
       stats: req.stats,
       racySeconds: req.racySeconds,
       fileMode: req.fileMode,
+      symlinks: req.symlinks ?? true,
     },
   });
   const n = status.length;
