@@ -345,8 +345,8 @@ function describeErrno(err: unknown): string {
   return (code && words[code]) ?? (err as Error).message;
 }
 
-/** Entries named `.gitattributes`, by directory ('' for the top). */
-function attributeBlobs(list: EntryList): Map<string, number> {
+/** Entries named `.gitattributes`, by directory ('' for the top), found without a string per entry. */
+export function attributeFiles(list: EntryList): Map<string, number> {
   const out = new Map<string, number>();
   const { paths, starts } = list;
   const base = Buffer.from('.gitattributes\0', 'latin1');
@@ -403,7 +403,7 @@ export class Attributes {
     names: readonly string[] | 'all' = CONVERSION_ATTRIBUTES,
   ) {
     this.names = new Names(names === 'all' ? null : new Set(names));
-    this.blobs = src.list ? attributeBlobs(src.list) : new Map();
+    this.blobs = src.list ? attributeFiles(src.list) : new Map();
     const env = src.env ?? process.env;
     // Macros can only be defined in these files: parse them all, learn every macro name, and
     // only then keep the settings of tracked names (a macro may expand to one).

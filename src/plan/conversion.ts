@@ -12,7 +12,7 @@ import type { NativeOdb } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import type { GitConfig } from '../repo/config.js';
 import type { Repo } from '../repo/repo.js';
-import { Attributes, type AttrValue } from './attributes.js';
+import { Attributes, attributeFiles, type AttrValue } from './attributes.js';
 import type { EntryList } from './entries.js';
 
 /** git's crlf_action once settled (native/convert.h CrlfAction). */
@@ -300,12 +300,12 @@ export interface ConversionInput {
 export function planConversions(input: ConversionInput): Conversions | null {
   if (input.files.length === 0) return null;
   const { repo, odb, result, worktree, direction, warn } = input;
-  // The .gitattributes files this checkout writes (git reads them as written).
+  // The .gitattributes files this checkout writes: a check-in (restore) reads them as written.
   const rewritten = new Set<string>();
-  for (let k = 0; k < input.files.length; k++) {
-    const name = result.name(input.files[k]!);
-    if (name === '.gitattributes') rewritten.add('');
-    else if (name.endsWith('/.gitattributes')) rewritten.add(name.slice(0, -15));
+  if (direction === 'checkin') {
+    const written = new Uint8Array(result.count);
+    for (let k = 0; k < input.files.length; k++) written[input.files[k]!] = 1;
+    for (const [dir, i] of attributeFiles(result)) if (written[i] === 1) rewritten.add(dir);
   }
   const attributes = new Attributes({
     repo,
