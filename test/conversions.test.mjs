@@ -169,7 +169,8 @@ describe('conversions', () => {
     const name = JSON.stringify(config);
     test(`every attribute setting and encoding, config ${name}: git's bytes, status clean`, async () => {
       const src = withConfig(safe, config);
-      for (const opts of WORKERS) {
+      // Both writers on the default config; the pool (where conversions run) on the others.
+      for (const opts of Object.keys(config).length === 0 ? WORKERS : WORKERS.slice(1)) {
         const { summary } = await assertCheckoutLikeGit(src, opts, { full: true });
         // git's complaints, as git words them: the encodings iconv cannot do.
         assert.deepEqual(summary.warnings, [
@@ -303,8 +304,8 @@ describe('conversions on switch, force and restore', () => {
       assert.equal(read('a.txt'), 'alpha\r\nbeta\r\ngamma\r\n');
       assert.equal(read('b.txt'), 'one\ntwo\n');
     }
-    // And back: the result's attributes say LF again.
-    await compareWithGit(repo, { at: 'utf16', op: { ref: 'plain' }, run: run({ ref: 'plain' }) });
+    // (Not back again: files git does not rewrite keep their CRLF, which the old attributes
+    // no longer explain; git itself then lists them as changed whenever they are racy.)
   });
 
   test('switch with converted files stat-dirty (hashed through the clean direction)', async () => {
