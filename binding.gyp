@@ -11,6 +11,7 @@
         "native/beneath.cc",
         "native/binding.cc",
         "native/common.cc",
+        "native/convert.cc",
         "native/delta.cc",
         "native/index_entries.cc",
         "native/inflate.cc",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common.h"
+#include "convert.h"
 #include "index_entries.h"
 #include "mapped_file.h"
 #include "inflate.h"
@@ -114,6 +115,8 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
     req.expect.stats = stats.As<Napi::Uint32Array>().Data();
     req.expect.racy_seconds = static_cast<uint32_t>(r);
     req.expect.file_mode = file_mode.ToBoolean().Value();
+    Napi::Value symlinks = e.Get("symlinks");
+    req.expect.symlinks = symlinks.IsUndefined() || symlinks.ToBoolean().Value();
   }
   // JavaScript's arrays from the start (zeroed by V8): the threads write into them directly.
   size_t n = req.paths.size();
@@ -317,6 +320,30 @@ Napi::Value FsyncPaths(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// A conversion descriptor { crlf: 0..4, ident: bool, identInCore: bool, encoding: string }
+// (see convert.h; built by plan/conversion.ts).
+pc::Conversion conversion_arg(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsObject()) throw_arg(env, "a conversion must be an object");
+  Napi::Object o = v.As<Napi::Object>();
+  Napi::Value crlf = o.Get("crlf"), enc = o.Get("encoding");
+  if (!crlf.IsNumber()) throw_arg(env, "conversion.crlf must be a number");
+  double c = crlf.As<Napi::Number>().DoubleValue();
+  if (!(c == pc::kCrlfBinary || c == pc::kCrlfTextInput || c == pc::kCrlfTextCrlf ||
+        c == pc::kCrlfAutoInput || c == pc::kCrlfAutoCrlf))
+    throw_arg(env, "conversion.crlf must be 0 to 4");
+  pc::Conversion conv;
+  conv.crlf = static_cast<pc::CrlfAction>(static_cast<uint8_t>(c));
+  conv.ident = o.Get("ident").ToBoolean().Value();
+  conv.ident_in_core = o.Get("identInCore").ToBoolean().Value();
+  if (!enc.IsUndefined() && !enc.IsNull()) {
+    if (!enc.IsString()) throw_arg(env, "conversion.encoding must be a string");
+    conv.encoding = enc.As<Napi::String>().Utf8Value();
+    if (conv.encoding.find('\0') != std::string::npos)
+      throw_arg(env, "conversion.encoding must not hold a NUL");
+  }
+  return conv;
+}
+
 // A write request parsed from JS, holding references so an async write can outlive the call.
 struct ParsedRequest {
   pc::WriteRequest req;
@@ -359,6 +386,23 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
     if (farr.ElementLength() != n) throw_arg(env, "flags differ in length from paths");
     req.flags = farr.Data();
   }
+  Napi::Value convs = o.Get("conversions"), convert = o.Get("convert");
+  if (!convert.IsUndefined()) {
+    if (!convs.IsArray()) throw_arg(env, "conversions must be an array");
+    Napi::Array arr = convs.As<Napi::Array>();
+    if (arr.Length() > 255) throw_arg(env, "at most 255 conversions per request");
+    for (uint32_t k = 0; k < arr.Length(); k++)
+      req.conversions.push_back(conversion_arg(env, arr.Get(k)));
+    if (!convert.IsTypedArray() ||
+        convert.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+        convert.As<Napi::Uint8Array>().ElementLength() != n)
+      throw_arg(env, "convert must be a Uint8Array, one per path");
+    auto carr = convert.As<Napi::Uint8Array>();
+    for (size_t k = 0; k < n; k++) {
+      if (carr[k] > req.conversions.size()) throw_arg(env, "convert names a missing conversion");
+    }
+    req.convert = carr.Data();
+  }
   Napi::Value sync = o.Get("sync");
   if (!sync.IsUndefined()) {
     if (!sync.IsNumber()) throw_arg(env, "sync must be a number");
@@ -390,11 +434,64 @@ Napi::Object result_to_js(Napi::Env env, pc::WriteResult& res) {
     e.Set("message", Napi::String::New(env, res.errors[i].message));
     errors.Set(static_cast<uint32_t>(i), e);
   }
+  Napi::Array warnings = Napi::Array::New(env, res.warnings.size());
+  for (size_t i = 0; i < res.warnings.size(); i++) {
+    Napi::Object w = Napi::Object::New(env);
+    w.Set("index", Napi::Number::New(env, static_cast<double>(res.warnings[i].index)));
+    w.Set("message", Napi::String::New(env, res.warnings[i].message));
+    warnings.Set(static_cast<uint32_t>(i), w);
+  }
   out.Set("stats", stats);
   out.Set("status", status);
   out.Set("errors", errors);
+  out.Set("warnings", warnings);
   out.Set("bytes", Napi::Number::New(env, static_cast<double>(res.bytes)));
   return out;
+}
+
+// convertToWorktree(data: Buffer, conversion, oid: Buffer, path: string)
+//   -> { data: Buffer | null (unchanged), warning?: string }
+Napi::Value ConvertToWorktree(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsBuffer() || !info[3].IsString())
+    throw_arg(env, "convertToWorktree(data, conversion, oid, path)");
+  auto data = info[0].As<Napi::Buffer<uint8_t>>();
+  pc::Conversion conv = conversion_arg(env, info[1]);
+  const uint8_t* oid = oid_arg(info[2], env);
+  std::vector<uint8_t> out;
+  std::string warning;
+  bool changed = pc::to_worktree(conv, oid, data.Data(), data.Length(),
+                                 info[3].As<Napi::String>().Utf8Value(), &out, &warning);
+  Napi::Object res = Napi::Object::New(env);
+  res.Set("data", changed ? Napi::Value(copy_buffer(env, out.data(), out.size())) : env.Null());
+  if (!warning.empty()) res.Set("warning", Napi::String::New(env, warning));
+  return res;
+}
+
+// convertToGit(data: Buffer, conversion, indexHasCrlf: boolean, path: string)
+//   -> { data: Buffer | null (unchanged), warning?: string }
+Napi::Value ConvertToGit(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsBuffer() || !info[3].IsString())
+    throw_arg(env, "convertToGit(data, conversion, indexHasCrlf, path)");
+  auto data = info[0].As<Napi::Buffer<uint8_t>>();
+  pc::Conversion conv = conversion_arg(env, info[1]);
+  std::vector<uint8_t> out;
+  std::string warning;
+  bool changed = pc::to_git(conv, data.Data(), data.Length(), info[2].ToBoolean().Value(),
+                            info[3].As<Napi::String>().Utf8Value(), &out, &warning);
+  Napi::Object res = Napi::Object::New(env);
+  res.Set("data", changed ? Napi::Value(copy_buffer(env, out.data(), out.size())) : env.Null());
+  if (!warning.empty()) res.Set("warning", Napi::String::New(env, warning));
+  return res;
+}
+
+// blobHasCrlf(data: Buffer) -> boolean: git's has_crlf_in_index() test of a blob's bytes.
+Napi::Value BlobHasCrlf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsBuffer()) throw_arg(env, "blobHasCrlf(data)");
+  auto data = info[0].As<Napi::Buffer<uint8_t>>();
+  return Napi::Boolean::New(env, pc::blob_has_crlf(data.Data(), data.Length()));
 }
 
 class OdbWrap;
@@ -635,6 +732,10 @@ class Addon : public Napi::Addon<Addon> {
                                            napi_enumerable),
                              InstanceMethod<&Addon::SyncFs>("syncFilesystem", napi_enumerable),
                              InstanceMethod<&Addon::Fsync>("fsyncPaths", napi_enumerable),
+                             InstanceMethod<&Addon::ToWorktree>("convertToWorktree",
+                                                                napi_enumerable),
+                             InstanceMethod<&Addon::ToGit>("convertToGit", napi_enumerable),
+                             InstanceMethod<&Addon::HasCrlf>("blobHasCrlf", napi_enumerable),
                              InstanceValue("statWords",
                                            Napi::Number::New(env, pc::kStatWords),
                                            napi_enumerable),
@@ -649,6 +750,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value VerifyAll(const Napi::CallbackInfo& info) { return VerifyPaths(info); }
   Napi::Value SyncFs(const Napi::CallbackInfo& info) { return SyncFilesystem(info); }
   Napi::Value Fsync(const Napi::CallbackInfo& info) { return FsyncPaths(info); }
+  Napi::Value ToWorktree(const Napi::CallbackInfo& info) { return ConvertToWorktree(info); }
+  Napi::Value ToGit(const Napi::CallbackInfo& info) { return ConvertToGit(info); }
+  Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return BlobHasCrlf(info); }
 };
 
 }  // namespace

@@ -76,7 +76,9 @@ Verdict judge(const Expect& e, size_t i, const struct stat& st) {
   const uint32_t* old = e.stats + i * kStatWords;
   const uint32_t type = want & S_IFMT;
   if (type == 0160000) return S_ISDIR(st.st_mode) ? kClean : kDirty;  // a gitlink's directory
-  bool same_type = type == S_IFLNK ? S_ISLNK(st.st_mode) : S_ISREG(st.st_mode);
+  // Without core.symlinks git writes a link as a plain file, and takes one for the link.
+  bool same_type = type == S_IFLNK ? S_ISLNK(st.st_mode) || (!e.symlinks && S_ISREG(st.st_mode))
+                                   : S_ISREG(st.st_mode);
   if (!same_type) return kDirty;
   if (e.file_mode && type == S_IFREG && ((st.st_mode & 0100) != 0) != ((want & 0100) != 0))
     return kDirty;

@@ -39,6 +39,7 @@ struct Expect {
   const uint32_t* stats = nullptr;   // kStatWords per path, as the index stores them
   uint32_t racy_seconds = 0;         // the index file's mtime in seconds (0: nothing is racy)
   bool file_mode = true;             // core.filemode: the exec bit counts
+  bool symlinks = true;              // core.symlinks: false, a link may be a plain file
 };
 
 struct StatRequest {

@@ -16,6 +16,7 @@ namespace pc {
 
 namespace {
 constexpr size_t kStreamChunk = 1 << 20;
+constexpr size_t kKeepConverted = 16u << 20;
 
 bool write_all(int fd, const uint8_t* p, size_t n) {
   while (n > 0) {
@@ -54,9 +55,23 @@ class FileWriter {
       }
     }
     try {
+      const Conversion* conv = conversion(i);
       bool big = req_.sizes != nullptr && req_.sizes[i] > static_cast<double>(req_.stream_threshold);
-      std::unique_ptr<ObjectStream> stream = big ? odb_.stream(oid) : nullptr;
-      if (stream) {
+      // A converted blob is held whole, as git holds it for every conversion but the
+      // streamable ones (ident, eol=crlf), which it could stream.
+      std::unique_ptr<ObjectStream> stream = big && !conv ? odb_.stream(oid) : nullptr;
+      if (conv) {
+        ObjectView obj = odb_.read_view(oid);
+        expect_blob(obj.type, oid);
+        std::string warning;
+        if (to_worktree(*conv, oid, obj.data, obj.size, rel, &converted_, &warning)) {
+          write_bytes(i, rel, perm, converted_.data(), converted_.size());
+        } else {
+          write_bytes(i, rel, perm, obj.data, obj.size);
+        }
+        if (!warning.empty()) res_->warnings.push_back(FileError{i, "ERR_ENCODING", warning});
+        if (converted_.capacity() > kKeepConverted) std::vector<uint8_t>().swap(converted_);
+      } else if (stream) {
         expect_blob(stream->type, oid);
         write_stream(i, rel, perm, *stream);
       } else {
@@ -72,6 +87,13 @@ class FileWriter {
   }
 
  private:
+  // The entry's conversion, or null when its bytes go to disk as they are.
+  const Conversion* conversion(size_t i) const {
+    if (req_.convert == nullptr || req_.convert[i] == 0) return nullptr;
+    const Conversion& c = req_.conversions[req_.convert[i] - 1];
+    return c.checkout_is_noop() ? nullptr : &c;
+  }
+
   void expect_blob(int type, const uint8_t* oid) {
     if (type != kBlob)
       throw Error(Code::CorruptObject,
@@ -169,6 +191,7 @@ class FileWriter {
   WriteResult* res_;
   int rootfd_;
   std::unique_ptr<uint8_t[]> buf_;
+  std::vector<uint8_t> converted_;  // reused across files; released when it grew large
 };
 }  // namespace
 

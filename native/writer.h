@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "convert.h"
 #include "odb.h"
 #include "stat.h"
 #include "sync.h"
@@ -32,6 +33,9 @@ struct WriteRequest {
   const uint8_t* flags = nullptr;  // per path, WriteFlag bits (null: none)
   uint64_t stream_threshold = 0;   // objects larger than this are streamed, not held whole
   SyncMode sync = kSyncNone;
+  // Per path: 0 = the blob as it is, k = conversions[k - 1] (null: none for every path).
+  const uint8_t* convert = nullptr;
+  std::vector<Conversion> conversions;
 };
 
 struct FileError {
@@ -44,6 +48,7 @@ struct WriteResult {
   std::vector<uint32_t> stats;
   std::vector<int32_t> status;
   std::vector<FileError> errors;
+  std::vector<FileError> warnings;  // written anyway (e.g. git's "failed to encode")
   uint64_t bytes = 0;
 };
 

@@ -19,6 +19,24 @@ export interface NativeWriteRequest {
   streamThreshold: number;
   /** Per-file step before close: 0 none, 1 fsync, 2 sync_file_range(WRITE) (see write/durability.ts). */
   sync?: number;
+  /** Content conversions (at most 255), referred to by `convert`. */
+  conversions?: NativeConversion[];
+  /** Per path: 0 = the blob's bytes, k = conversions[k - 1]. */
+  convert?: Uint8Array;
+}
+
+/** A content conversion (native/convert.h): crlf 0 binary, 1 text-input, 2 text-crlf, 3 auto-input, 4 auto-crlf. */
+export interface NativeConversion {
+  crlf: number;
+  ident: boolean;
+  identInCore: boolean;
+  encoding: string | null;
+}
+
+/** A conversion's output: null data when the bytes do not change; git's complaint, if any. */
+export interface NativeConverted {
+  data: Buffer | null;
+  warning?: string;
 }
 
 /** fsync of many paths under a root (files or directories, "." for the root). */
@@ -44,6 +62,8 @@ export interface NativeStatRequest {
     stats: Uint32Array;
     racySeconds: number;
     fileMode: boolean;
+    /** core.symlinks (default true): false takes a plain file for a symlink entry. */
+    symlinks?: boolean;
   };
 }
 
@@ -62,6 +82,8 @@ export interface NativeWriteResult {
   /** 0 written, 1 collided, 2 failed. */
   status: Int32Array;
   errors: { index: number; code: string; message: string }[];
+  /** Files written anyway, with git's complaint (e.g. "failed to encode"). */
+  warnings: { index: number; message: string }[];
   bytes: number;
 }
 
@@ -133,6 +155,22 @@ export interface Addon {
   fsyncPaths(req: NativeFsyncRequest): Int32Array;
   inflater: 'libdeflate' | 'zlib';
   statWords: number;
+  /** A blob's bytes as git checks them out with `conversion` (ident, eol, encoding). */
+  convertToWorktree(
+    data: Buffer,
+    conversion: NativeConversion,
+    oid: Buffer,
+    path: string,
+  ): NativeConverted;
+  /** A file's bytes as git hashes them with `conversion` (encoding, eol, ident). */
+  convertToGit(
+    data: Buffer,
+    conversion: NativeConversion,
+    indexHasCrlf: boolean,
+    path: string,
+  ): NativeConverted;
+  /** Whether a blob is text with CRLFs (git then leaves text=auto files' CRLFs alone). */
+  blobHasCrlf(data: Buffer): boolean;
 }
 
 export const FILE_COLLIDED = 1;

@@ -10,7 +10,7 @@ import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from 
 import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
 import { LockFile } from './lock.js';
-import { assertNoConversions } from './plan/attributes.js';
+import { checkinConversions, planConversions, refuseExternalFilters } from './plan/conversion.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
 import { Pathspec } from './plan/pathspec.js';
@@ -85,6 +85,8 @@ export interface CheckoutSummary {
   fsync: FsyncSummary;
   /** The filesystem under the worktree; a network one gets more workers by default. */
   filesystem: FilesystemInfo;
+  /** git's warnings for this checkout (attribute files skipped, files that failed to encode). */
+  warnings: string[];
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
@@ -224,10 +226,13 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       targetEntries = targetEntries.filter((name) => pathspec.matches(name));
       pathspec.assertAllMatched();
     }
-    // Until conversions land: refuse what would need one, on the way out (the current index's
-    // attributes, for the dirty check) or in (the target's).
-    if (current) assertNoConversions(repo, odb, current.entries);
-    if (targetEntries) assertNoConversions(repo, odb, targetEntries);
+    // git's warnings (attribute files, encodings), reported in the summary.
+    const warnings: string[] = [];
+    const warn = (message: string): void => void warnings.push(message);
+    // What git converts before hashing a file it must compare with the index.
+    const checkin = current
+      ? checkinConversions(repo, odb, current.entries, job.worktree, warn, addon.blobHasCrlf)
+      : undefined;
     const cone = job.materialize ? null : readCone(repo);
     const plan = await makePlan(odb, {
       mode,
@@ -236,13 +241,25 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       index: current,
       head: mode === 'switch' && current !== null ? headTree(refs, odb, protect) : null,
       fileMode: repo.config.getBool('core.filemode') ?? true,
+      symlinks: repo.config.getBool('core.symlinks') ?? true,
       probeThreads: workers,
       threshold,
       isIgnored: job.materialize ? () => false : lazyExcludes(repo),
       pathspec: job.materialize ? null : pathspec,
       inCone: cone ? (path) => inCone(cone, path) : null,
-      probe: async (req) => probe(addon, req),
+      probe: async (req) => probe(addon, req, checkin),
     });
+    // What each written file's bytes go through (attributes of the result, as git reads them).
+    const conversions = planConversions({
+      repo,
+      odb,
+      result: plan.result,
+      files: plan.files.map((f) => f.index),
+      worktree: mode === 'fresh' || job.materialize ? null : job.worktree,
+      direction: mode === 'restore' || mode === 'paths' ? 'checkin' : 'checkout',
+      warn,
+    });
+    if (conversions) refuseExternalFilters(conversions, repo.config, plan.result);
     const usePool = workers > 1 && plan.files.length > threshold;
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
     if (usePool) odb.releaseCache();
@@ -257,6 +274,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       sync: writerSync(fsync),
       concurrentDirs: filesystem.network,
       symlinks: repo.config.getBool('core.symlinks') ?? true,
+      conversions,
       onProgress: settings.onProgress,
       signal: settings.signal,
     });
@@ -347,6 +365,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       hook,
       fsync: durability,
       filesystem,
+      warnings: [...warnings, ...outcome.warnings.map((w) => w.message)],
       timings: {
         plan: round(planned - started),
         write: round(written - planned),

@@ -241,6 +241,8 @@ async function main(argv: string[]): Promise<number> {
         `branch '${summary.newBranch.name}' set up to track '${summary.newBranch.upstream}'.\n`,
       );
     }
+    // git's warnings go to stderr whatever the verbosity (and in the JSON summary).
+    if (!values.json) for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
     if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
     else if (summary.collisions.length > 0)

@@ -23,6 +23,8 @@ export const ErrorCodes = {
   ERR_ABORTED: 'the checkout was aborted',
   ERR_ADDON_LOAD: 'the native addon could not be loaded',
   ERR_WORKER: 'a worker thread failed',
+  ERR_BAD_CONFIG: 'a config file is malformed or unreadable, or its includes go too deep',
+  ERR_BAD_ATTRIBUTE: 'an attribute has a value git refuses, or a required filter failed',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -1,111 +1,364 @@
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+/**
+ * git's attributes (gitattributes(5)), resolved as git 2.39 resolves them, for the few names the
+ * content conversions need (or every name, for tests against `git check-attr -a`).
+ *
+ * Sources, lowest precedence first: the built-in `[attr]binary -diff -merge -text`, the system
+ * file (/etc/gitattributes, off with GIT_ATTR_NOSYSTEM), core.attributesFile (default
+ * $XDG_CONFIG_HOME/git/attributes), the `.gitattributes` of the worktree top, those of each
+ * directory down to the path's own, and $GIT_COMMON_DIR/info/attributes on top. Within a file
+ * the last matching line wins; within a line the last setting wins; the first value found for
+ * a name (from the top) decides it, and a macro set to true expands where it is set.
+ *
+ * In-tree `.gitattributes` come from a list of entries (blobs: a fresh checkout has no worktree
+ * to read them from) and from the worktree, in git's order for the direction: a checkout reads
+ * the list (the result index) first, falling back to the worktree; a check-in (the dirty check,
+ * and checkout-index) reads the worktree first, falling back to the index.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import type { NativeOdb } from '../addon.js';
-import { PcheckoutError } from '../errors.js';
-import { readObject } from '../repo/objects.js';
-import type { EntryList } from './entries.js';
+import { parseBool } from '../repo/config.js';
 import type { Repo } from '../repo/repo.js';
+import type { EntryList } from './entries.js';
+import { compilePattern, matches, type Pattern } from './ignore.js';
+
+/** set (`x`), unset (`-x`), unspecified (`!x`, or nothing), or a value (`x=v`). */
+export type AttrValue = true | false | undefined | string;
+
+/** The names the content conversions read (git's convert.c). */
+export const CONVERSION_ATTRIBUTES = [
+  'text',
+  'eol',
+  'crlf',
+  'ident',
+  'filter',
+  'working-tree-encoding',
+] as const;
+
+/** git's limits (attr.c): larger files and longer lines are skipped with a warning. */
+export const ATTR_MAX_FILE_SIZE = 100 * 1024 * 1024;
+export const ATTR_MAX_LINE_LENGTH = 2048;
+/** Where Debian's git (prefix /usr) reads the system attributes. */
+export const SYSTEM_ATTRIBUTES = '/etc/gitattributes';
+
+const BUILTIN = '[attr]binary -diff -merge -text';
+const UNKNOWN = Symbol('unknown');
+type Slot = AttrValue | typeof UNKNOWN;
+
+export interface AttributeSources {
+  repo: Repo;
+  odb: NativeOdb;
+  /** The entries whose `.gitattributes` blobs apply (the target tree, result index or index). */
+  list: EntryList | null;
+  /** The worktree whose `.gitattributes` files apply, or null (none yet, or not to be read). */
+  worktree: string | null;
+  /** git's direction: 'checkout' reads the list first, 'checkin' the worktree first. */
+  direction: 'checkout' | 'checkin';
+  /**
+   * Directories whose .gitattributes this checkout writes from the list: read from the list
+   * whatever the direction (git reads it once written, before the files after it).
+   */
+  rewritten?: ReadonlySet<string>;
+  /** git's warnings (unreadable or too large files, bad lines), as git words them. */
+  warn: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** One attribute setting of a line, by attribute number. */
+interface State {
+  attr: number;
+  value: AttrValue;
+}
+
+interface Rule {
+  pattern: Pattern;
+  states: State[];
+}
+
+/** One attributes file: its pattern lines and macro definitions, in file order. */
+interface AttrFile {
+  rules: Rule[];
+  macros: { attr: number; states: State[] }[];
+}
+
+/** A directory's view: the rules that apply, highest precedence first (info excluded). */
+interface Frame {
+  rules: Rule[];
+}
+
+const BLANK = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
+
+function validName(name: string): boolean {
+  if (name.length === 0 || name.charCodeAt(0) === 0x2d) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    const ok =
+      c === 0x2d ||
+      c === 0x2e ||
+      c === 0x5f ||
+      (c >= 0x30 && c <= 0x39) ||
+      (c >= 0x41 && c <= 0x5a) ||
+      (c >= 0x61 && c <= 0x7a);
+    if (!ok) return false;
+  }
+  return true;
+}
 
 /**
- * Content conversions on checkout (eol, ident, working-tree-encoding, smudge filters) are not
- * implemented yet. Rather than write bytes that differ from git's, refuse a checkout that could
- * need one: config that turns conversion on, or any attribute file that asks for one.
- * Conservative on purpose — an attribute on a pattern that matches nothing still refuses.
+ * A C-quoted name (`"a b"`, git's unquote_c_style) starting at `at`: the name and where the
+ * text after the closing quote starts, or null when it is not well formed.
  */
-export function assertNoConversions(repo: Repo, odb: NativeOdb, entries: EntryList): void {
-  const { config } = repo;
-  const autocrlf = config.get('core.autocrlf');
-  if (
-    autocrlf !== undefined &&
-    autocrlf.toLowerCase() !== 'input' &&
-    config.getBool('core.autocrlf') === true
-  ) {
-    throw unsupported('core.autocrlf=true converts line endings on checkout');
-  }
-  const eolCrlf = (config.get('core.eol') ?? '').toLowerCase() === 'crlf';
-  const sources: { where: string; text: string }[] = [];
-  for (const i of entriesNamed(entries, '.gitattributes')) {
-    const blob = readObject(odb, entries.oidHex(i));
-    sources.push({ where: entries.display(i), text: blob.data.toString('utf8') });
-  }
-  const home = process.env['HOME'] ?? homedir();
-  const xdg = process.env['XDG_CONFIG_HOME'] || join(home, '.config');
-  const files = [
-    join(repo.commonDir, 'info', 'attributes'),
-    config.get('core.attributesfile') ?? join(xdg, 'git', 'attributes'),
-  ];
-  for (const file of files) {
-    try {
-      sources.push({
-        where: file,
-        text: readFileSync(file.startsWith('~/') ? join(home, file.slice(2)) : file, 'utf8'),
-      });
-    } catch {
-      /* absent */
+function unquoteC(line: string, at: number): { name: string; end: number } | null {
+  let out = '';
+  let i = at + 1;
+  const simple: Record<string, string> = {
+    a: '\x07',
+    b: '\b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    '"': '"',
+  };
+  while (i < line.length) {
+    const c = line[i]!;
+    if (c === '"') return { name: out, end: i + 1 };
+    if (c !== '\\') {
+      out += c;
+      i++;
+      continue;
+    }
+    const e = line[i + 1];
+    if (e === undefined) return null;
+    if (e in simple) {
+      out += simple[e];
+      i += 2;
+    } else if (e >= '0' && e <= '3' && /^[0-7]{2}$/.test(line.slice(i + 2, i + 4))) {
+      out += String.fromCharCode(parseInt(line.slice(i + 1, i + 4), 8));
+      i += 4;
+    } else {
+      return null;
     }
   }
-  for (const { where, text } of sources) {
-    text.split('\n').forEach((raw, n) => {
-      const line = raw.trim();
-      if (line === '' || line.startsWith('#')) return;
-      for (const token of line.split(/\s+/).slice(1)) {
-        const why = conversion(token, eolCrlf, (driver) => {
-          return (
-            config.get(`filter.${driver}.smudge`) !== undefined ||
-            config.get(`filter.${driver}.process`) !== undefined
-          );
-        });
-        if (why) throw unsupported(`${where}:${n + 1} sets '${token}' (${why})`);
+  return null;
+}
+
+/**
+ * The attribute numbering of one resolution: names get numbers as first seen. With a fixed
+ * set of names, settings of other names are dropped at parse time (they cannot change the
+ * answer: only macros, which are always kept, act on other names).
+ */
+class Names {
+  readonly ids = new Map<string, number>();
+  readonly list: string[] = [];
+  /** Tracked names: every one (null) or these. */
+  constructor(readonly only: Set<string> | null) {}
+
+  id(name: string): number {
+    let id = this.ids.get(name);
+    if (id === undefined) {
+      id = this.list.length;
+      this.ids.set(name, id);
+      this.list.push(name);
+    }
+    return id;
+  }
+
+  tracked(name: string, macros: Set<string>): boolean {
+    return this.only === null || this.only.has(name) || macros.has(name);
+  }
+}
+
+interface ParsedLine {
+  macro: string | null;
+  pattern: string;
+  /** The directory of the file the line comes from ('' for the top and global files). */
+  base: string;
+  states: { name: string; value: AttrValue }[];
+}
+
+/** git's parse_attr_line: null for blank, comment and refused lines (warned as git warns). */
+function parseLine(
+  line: string,
+  src: string,
+  lineno: number,
+  macroOk: boolean,
+  base: string,
+  warn: (m: string) => void,
+): ParsedLine | null {
+  let cp = 0;
+  while (cp < line.length && BLANK(line.charCodeAt(cp))) cp++;
+  if (cp >= line.length || line.charCodeAt(cp) === 0x23) return null;
+  if (line.length >= ATTR_MAX_LINE_LENGTH) {
+    warn(`ignoring overly long attributes line ${lineno}`);
+    return null;
+  }
+  let name: string;
+  let statesAt: number;
+  const quoted = line.charCodeAt(cp) === 0x22 ? unquoteC(line, cp) : null;
+  if (quoted) {
+    name = quoted.name;
+    statesAt = quoted.end;
+  } else {
+    let end = cp;
+    while (end < line.length && !BLANK(line.charCodeAt(end))) end++;
+    name = line.slice(cp, end);
+    statesAt = end;
+  }
+  let macro: string | null = null;
+  if (name.length > 6 && name.startsWith('[attr]')) {
+    if (!macroOk) {
+      // git prints the name as a C string: unquoted, that runs to the end of the line.
+      warn(`${quoted ? name : line.slice(cp)} not allowed: ${src}:${lineno}`);
+      return null;
+    }
+    let m = 6;
+    const rest = quoted ? name : line.slice(cp);
+    while (m < rest.length && BLANK(rest.charCodeAt(m))) m++;
+    let e = m;
+    while (e < rest.length && !BLANK(rest.charCodeAt(e))) e++;
+    macro = rest.slice(m, e);
+    if (!validName(macro)) {
+      warn(`${macro} is not a valid attribute name: ${src}:${lineno}`);
+      return null;
+    }
+  }
+  const states: { name: string; value: AttrValue }[] = [];
+  let i = statesAt;
+  while (i < line.length && BLANK(line.charCodeAt(i))) i++;
+  while (i < line.length) {
+    let ep = i;
+    while (ep < line.length && !BLANK(line.charCodeAt(ep))) ep++;
+    const eq = line.indexOf('=', i);
+    const equals = eq >= 0 && eq < ep ? eq : -1;
+    let start = i;
+    const end = equals >= 0 ? equals : ep;
+    const first = line.charCodeAt(i);
+    let value: AttrValue;
+    if (first === 0x2d || first === 0x21) {
+      start++;
+      value = first === 0x2d ? false : undefined;
+    } else {
+      value = equals >= 0 ? line.slice(equals + 1, ep) : true;
+    }
+    const attr = line.slice(start, Math.max(start, end));
+    if (end < start || !validName(attr)) {
+      warn(`${attr} is not a valid attribute name: ${src}:${lineno}`);
+      return null;
+    }
+    states.push({ name: attr, value });
+    i = ep;
+    while (i < line.length && BLANK(line.charCodeAt(i))) i++;
+  }
+  if (macro === null && name.charCodeAt(0) === 0x21) {
+    warn(
+      "Negative patterns are ignored in git attributes\nUse '\\!' for literal leading exclamation.",
+    );
+    return null;
+  }
+  return { macro, pattern: name, base, states };
+}
+
+/** The lines of a file read as git's strbuf_getline does: CRLF or LF ends a line. */
+function fileLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.map((l, n) => {
+    let line = l.endsWith('\r') ? l.slice(0, -1) : l;
+    if (n === 0 && line.startsWith('\xef\xbb\xbf')) line = line.slice(3); // a UTF-8 BOM
+    const nul = line.indexOf('\0');
+    return nul >= 0 ? line.slice(0, nul) : line; // a C string
+  });
+}
+
+/** The lines of a blob as git reads one from the index: up to the first NUL, split at LF. */
+function blobLines(text: string): string[] {
+  const nul = text.indexOf('\0');
+  const body = nul >= 0 ? text.slice(0, nul) : text;
+  if (body === '') return [];
+  const lines = body.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/**
+ * A file's bytes as a latin1 string; null when it is missing or unreadable (warned unless
+ * absent), or too large (warned, not read). `noFollow`: in-tree files are never read through a
+ * symlink, as git opens them with O_NOFOLLOW.
+ */
+function readAttrFile(
+  file: string | Buffer,
+  shown: string,
+  noFollow: boolean,
+  warn: (m: string) => void,
+): string | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (noFollow ? constants.O_NOFOLLOW : 0));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+      warn(`unable to access '${shown}': ${describeErrno(err)}`);
+    }
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.size >= ATTR_MAX_FILE_SIZE) {
+      warn(`ignoring overly large gitattributes file '${shown}'`);
+      return null;
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const buf = Buffer.allocUnsafe(Math.min(Math.max(st.size + 1, 4096), 1 << 20));
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, buf.length, null);
+      } catch {
+        break; // a directory reads as nothing, as for git
       }
-    });
+      if (n === 0) break;
+      total += n;
+      if (total >= ATTR_MAX_FILE_SIZE) {
+        warn(`ignoring overly large gitattributes file '${shown}'`);
+        return null;
+      }
+      chunks.push(Buffer.from(buf.subarray(0, n)));
+    }
+    return Buffer.concat(chunks).toString('latin1');
+  } finally {
+    closeSync(fd);
   }
 }
 
-function conversion(
-  token: string,
-  eolCrlf: boolean,
-  filterConfigured: (d: string) => boolean,
-): string | undefined {
-  const [name, value] = token.includes('=')
-    ? [token.slice(0, token.indexOf('=')), token.slice(token.indexOf('=') + 1)]
-    : [token, undefined];
-  if (name === 'eol' && value === 'crlf') return 'CRLF line endings';
-  if (name === 'ident' && value === undefined) return '$Id$ expansion';
-  if (name === 'working-tree-encoding' && value !== undefined) return 're-encoding';
-  if (name === 'filter' && value !== undefined && filterConfigured(value)) return 'a smudge filter';
-  if (
-    eolCrlf &&
-    (name === 'text' || name === 'crlf') &&
-    (value === undefined || value === 'auto')
-  ) {
-    return 'text with core.eol=crlf';
-  }
-  return undefined;
+/** strerror-like wording of a Node error, as git's warnings print errno. */
+function describeErrno(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const words: Record<string, string> = {
+    ELOOP: 'Too many levels of symbolic links',
+    EACCES: 'Permission denied',
+    EISDIR: 'Is a directory',
+  };
+  return (code && words[code]) ?? (err as Error).message;
 }
 
-function unsupported(why: string): PcheckoutError {
-  return new PcheckoutError(
-    'ERR_UNSUPPORTED',
-    `this checkout needs content conversion, which pcheckout does not do yet: ${why}. Use git checkout for this repository.`,
-  );
-}
-
-/** Positions of the entries whose last component is `base`, found without a string per entry. */
-function entriesNamed(entries: EntryList, base: string): number[] {
-  const needle = Buffer.from(`/${base}\0`, 'latin1');
-  const out: number[] = [];
-  const { paths, starts } = entries;
-  // A top-level match has no slash before it.
-  const top = Buffer.from(`${base}\0`, 'latin1');
-  for (let at = paths.indexOf(needle); at >= 0; at = paths.indexOf(needle, at + 1)) {
-    out.push(entryAt(starts, at + 1));
-  }
-  for (let at = paths.indexOf(top); at >= 0; at = paths.indexOf(top, at + 1)) {
+/** Entries named `.gitattributes`, by directory ('' for the top), found without a string per entry. */
+export function attributeFiles(list: EntryList): Map<string, number> {
+  const out = new Map<string, number>();
+  const { paths, starts } = list;
+  const base = Buffer.from('.gitattributes\0', 'latin1');
+  for (let at = paths.indexOf(base); at >= 0; at = paths.indexOf(base, at + 1)) {
+    if (at !== 0 && paths[at - 1] !== 0x2f && paths[at - 1] !== 0) continue;
     const i = entryAt(starts, at);
-    if (starts[i] === at && !out.includes(i)) out.push(i);
+    const name = list.name(i);
+    const dir = name.length === 14 ? '' : name.slice(0, -15);
+    // A path name ends at a NUL, so this match is the whole last component.
+    if (!out.has(dir)) out.set(dir, i);
   }
-  return out.sort((x, y) => x - y);
+  return out;
 }
 
 /** The entry whose path contains byte offset `pos`. */
@@ -118,4 +371,364 @@ function entryAt(starts: Uint32Array, pos: number): number {
     else hi = mid - 1;
   }
   return lo;
+}
+
+/**
+ * The attributes of one checkout: the files read once (in-tree ones lazily, per directory, as
+ * paths ask for them), and the resolution of paths to values of the tracked names.
+ */
+export class Attributes {
+  private readonly names: Names;
+  /** Names defined as macros anywhere (always tracked: they may expand to tracked names). */
+  private readonly macroNames = new Set<string>(['binary']);
+  /** Per attribute number: its macro's settings, as git picks the definition (top wins). */
+  private macroOf: (State[] | undefined)[] = [];
+  /** builtin, system, global (lowest first), then the top directory's file (once read). */
+  private readonly below: AttrFile[] = [];
+  private readonly info: AttrFile;
+  private readonly frames = new Map<string, Frame>();
+  private readonly blobs: Map<string, number>;
+  private readonly outputNames: string[];
+  private readonly outputIds: number[];
+  /** No rule anywhere can set a tracked name (so every path gets the all-unspecified set). */
+  private trivial: boolean | undefined;
+  private readonly slots: Slot[] = [];
+
+  /**
+   * `names`: the attribute names to resolve (default: what the conversions read); 'all' for
+   * every name (as `git check-attr -a`).
+   */
+  constructor(
+    private readonly src: AttributeSources,
+    names: readonly string[] | 'all' = CONVERSION_ATTRIBUTES,
+  ) {
+    this.names = new Names(names === 'all' ? null : new Set(names));
+    this.blobs = src.list ? attributeFiles(src.list) : new Map();
+    const env = src.env ?? process.env;
+    // Macros can only be defined in these files: parse them all, learn every macro name, and
+    // only then keep the settings of tracked names (a macro may expand to one).
+    const parsed: ParsedLine[][] = [this.parseLines([BUILTIN], '[builtin]', true)];
+    if (!parseBool(env['GIT_ATTR_NOSYSTEM'] ?? 'false')) {
+      parsed.push(this.parseFile(SYSTEM_ATTRIBUTES));
+    }
+    const global = globalAttributesFile(src.repo, env);
+    if (global !== undefined) parsed.push(this.parseFile(global));
+    parsed.push(this.readInTree(''));
+    const infoFile = join(src.repo.commonDir, 'info', 'attributes');
+    // Named as git names it: relative to the worktree top, where git runs, when inside it.
+    const fromTop = src.repo.worktree ? relative(src.repo.worktree, infoFile) : '..';
+    parsed.push(this.parseFile(infoFile, fromTop.startsWith('..') ? infoFile : fromTop));
+    for (const lines of parsed) {
+      for (const line of lines) if (line.macro !== null) this.macroNames.add(line.macro);
+    }
+    const files = parsed.map((lines) => this.compile(lines));
+    this.info = files.pop()!;
+    this.below.push(...files);
+    // git picks, per macro name, the definition nearest the top: info, then the top
+    // directory's file, global, system, builtin; the last one within a file.
+    for (const file of [this.info, ...[...files].reverse()]) {
+      for (let m = file.macros.length - 1; m >= 0; m--) {
+        const { attr, states } = file.macros[m]!;
+        if (this.macroOf[attr] === undefined) this.macroOf[attr] = states;
+      }
+    }
+    this.outputNames = names === 'all' ? [] : [...names];
+    this.outputIds = this.outputNames.map((n) => this.names.id(n));
+  }
+
+  /** The names `lookup` answers for, in order (for 'all': every name seen so far). */
+  get resolvedNames(): readonly string[] {
+    return this.names.only === null ? this.names.list : this.outputNames;
+  }
+
+  /**
+   * The values of the tracked names for one path ('/'-separated, relative to the worktree top,
+   * bytes as a latin1 string), in the order of `resolvedNames`.
+   */
+  lookup(path: string): AttrValue[] {
+    const slash = path.lastIndexOf('/');
+    const dir = slash < 0 ? '' : path.slice(0, slash);
+    this.fill(path, slash + 1, this.frame(dir));
+    const ids = this.names.only === null ? this.names.list.map((_, i) => i) : this.outputIds;
+    return ids.map((id) => {
+      const v = this.slots[id];
+      return v === UNKNOWN ? undefined : (v as AttrValue);
+    });
+  }
+
+  /**
+   * The values for many entries of a list (positions `select`, default all): the distinct value
+   * sets (sets[0] is all-unspecified) and, per list entry, the number of its set (0 for entries
+   * not selected).
+   */
+  resolve(
+    entries: EntryList,
+    select?: ArrayLike<number>,
+  ): { sets: AttrValue[][]; ids: Uint16Array } {
+    const ids = new Uint16Array(entries.count);
+    const none: AttrValue[] = this.outputNames.map(() => undefined);
+    const sets: AttrValue[][] = [none];
+    const count = select ? select.length : entries.count;
+    if (count === 0 || this.isTrivial(entries, select)) return { sets, ids };
+    // Each distinct set is found through a trie of small value numbers (one level per name),
+    // so a path costs a few Map lookups on integers, not a string key.
+    const out = this.outputIds;
+    const valueIds = out.map(() => new Map<AttrValue, number>([[undefined, 0]]));
+    const root = new Map<number, unknown>();
+    let lastDir = '';
+    let frame = this.frame('');
+    for (let k = 0; k < count; k++) {
+      const i = select ? select[k]! : k;
+      const path = entries.name(i);
+      const slash = path.lastIndexOf('/');
+      if (slash !== lastDir.length || !path.startsWith(lastDir)) {
+        lastDir = slash < 0 ? '' : path.slice(0, slash);
+        frame = this.frame(lastDir);
+      }
+      this.fill(path, slash + 1, frame);
+      let node = root;
+      let none = true;
+      for (let j = 0; j < out.length; j++) {
+        const raw = this.slots[out[j]!]!;
+        const slot = raw === UNKNOWN ? undefined : raw;
+        let v = valueIds[j]!.get(slot);
+        if (v === undefined) {
+          v = valueIds[j]!.size;
+          valueIds[j]!.set(slot, v);
+        }
+        if (v !== 0) none = false;
+        let next = node.get(v) as Map<number, unknown> | number | undefined;
+        if (next === undefined) {
+          if (j === out.length - 1) {
+            next = none ? 0 : sets.length;
+            if (next !== 0) {
+              if (next > 0xffff) throw new RangeError('more than 65535 distinct attribute sets');
+              sets.push(
+                out.map((a) =>
+                  this.slots[a] === UNKNOWN ? undefined : (this.slots[a] as AttrValue),
+                ),
+              );
+            }
+          } else {
+            next = new Map<number, unknown>();
+          }
+          node.set(v, next);
+        }
+        if (j === out.length - 1) ids[i] = next as number;
+        else node = next as Map<number, unknown>;
+      }
+    }
+    return { sets, ids };
+  }
+
+  /**
+   * Whether no path of the selection can get a tracked name: no rule sets one in the files read
+   * so far nor in any in-tree file the selection's directories could read. Reads those files.
+   */
+  private isTrivial(entries: EntryList, select?: ArrayLike<number>): boolean {
+    if (this.trivial === false) return false;
+    if ([this.info, ...this.below].some((f) => f.rules.length > 0)) return (this.trivial = false);
+    if (this.src.worktree === null) {
+      // Only the list's own files can apply: read those.
+      for (const dir of this.blobs.keys()) {
+        if (dir !== '' && this.frameFile(dir).rules.length > 0) return (this.trivial = false);
+      }
+      return true;
+    }
+    // The worktree may hold files for any directory of the selection.
+    const count = select ? select.length : entries.count;
+    let last = '';
+    for (let k = 0; k < count; k++) {
+      const name = entries.name(select ? select[k]! : k);
+      const slash = name.lastIndexOf('/');
+      const dir = slash < 0 ? '' : name.slice(0, slash);
+      if (dir === last) continue;
+      last = dir;
+      if (this.frame(dir).rules.length > 0) return (this.trivial = false);
+    }
+    return true;
+  }
+
+  /** git's fill(): walk the rules from the top, first value per name wins. */
+  private fill(path: string, nameAt: number, frame: Frame): void {
+    const slots = this.slots;
+    const n = this.names.list.length;
+    for (let a = 0; a < n; a++) slots[a] = UNKNOWN;
+    let rem = n;
+    const rules = this.info.rules;
+    for (let r = rules.length - 1; r >= 0 && rem > 0; r--) {
+      const rule = rules[r]!;
+      if (matches(rule.pattern, path, nameAt, false)) rem = this.fillOne(rule.states, rem);
+    }
+    const stack = frame.rules;
+    for (let r = 0; r < stack.length && rem > 0; r++) {
+      const rule = stack[r]!;
+      if (matches(rule.pattern, path, nameAt, false)) rem = this.fillOne(rule.states, rem);
+    }
+  }
+
+  /** git's fill_one(): a line's settings, last first; a macro set to true expands in place. */
+  private fillOne(states: State[], rem: number): number {
+    for (let s = states.length - 1; s >= 0 && rem > 0; s--) {
+      const { attr, value } = states[s]!;
+      if (this.slots[attr] !== UNKNOWN) continue;
+      this.slots[attr] = value;
+      rem--;
+      const macro = value === true ? this.macroOf[attr] : undefined;
+      if (macro !== undefined) rem = this.fillOne(macro, rem);
+    }
+    return rem;
+  }
+
+  /** The rules for paths in `dir`, highest precedence first (info/attributes apart). */
+  private frame(dir: string): Frame {
+    const known = this.frames.get(dir);
+    if (known) return known;
+    let frame: Frame;
+    if (dir === '') {
+      const rules: Rule[] = [];
+      for (let f = this.below.length - 1; f >= 0; f--) {
+        const file = this.below[f]!;
+        for (let r = file.rules.length - 1; r >= 0; r--) rules.push(file.rules[r]!);
+      }
+      frame = { rules };
+    } else {
+      const slash = dir.lastIndexOf('/');
+      const parent = this.frame(slash < 0 ? '' : dir.slice(0, slash));
+      const own = this.frameFile(dir).rules;
+      frame = own.length === 0 ? parent : { rules: [...[...own].reverse(), ...parent.rules] };
+    }
+    this.frames.set(dir, frame);
+    return frame;
+  }
+
+  private readonly dirFiles = new Map<string, AttrFile>();
+
+  /** `dir`/.gitattributes (not the top's, read at construction), from where the direction says. */
+  private frameFile(dir: string): AttrFile {
+    let file = this.dirFiles.get(dir);
+    if (file === undefined) {
+      file = this.compile(this.readInTree(dir));
+      this.dirFiles.set(dir, file);
+    }
+    return file;
+  }
+
+  /** The lines of `dir`/.gitattributes, from the list or the worktree as the direction says. */
+  private readInTree(dir: string): ParsedLine[] {
+    const rel = dir === '' ? '.gitattributes' : `${dir}/.gitattributes`;
+    const macroOk = dir === '';
+    const fromList = (): ParsedLine[] | null => {
+      const i = this.blobs.get(dir);
+      if (i === undefined) return null;
+      const text = this.readBlob(i, rel);
+      return text === null ? null : this.parseLines(blobLines(text), rel, macroOk, dir);
+    };
+    const fromWorktree = (): ParsedLine[] | null => {
+      if (this.src.worktree === null) return null;
+      const file = Buffer.concat([
+        Buffer.from(`${this.src.worktree}/`),
+        Buffer.from(rel, 'latin1'),
+      ]);
+      const text = readAttrFile(file, display(rel), true, this.src.warn);
+      return text === null ? null : this.parseLines(fileLines(text), rel, macroOk, dir);
+    };
+    const lines =
+      this.src.direction === 'checkout' || this.src.rewritten?.has(dir)
+        ? (fromList() ?? fromWorktree())
+        : (fromWorktree() ?? fromList());
+    return lines ?? [];
+  }
+
+  /** A `.gitattributes` blob's text; null when missing, not a blob, or too large (warned). */
+  private readBlob(i: number, rel: string): string | null {
+    const { odb, list } = this.src;
+    const info = odb.info(Buffer.from(list!.oid(i)));
+    if (info[0] === -2) return null;
+    if (info[2]! >= ATTR_MAX_FILE_SIZE) {
+      this.src.warn(`ignoring overly large gitattributes blob '${display(rel)}'`);
+      return null;
+    }
+    let obj;
+    try {
+      obj = odb.read(Buffer.from(list!.oid(i)));
+    } catch {
+      return null;
+    }
+    return obj.type === 'blob' ? obj.data.toString('latin1') : null;
+  }
+
+  private parseFile(file: string, shown = file): ParsedLine[] {
+    const text = readAttrFile(file, shown, false, this.src.warn);
+    return text === null ? [] : this.parseLines(fileLines(text), shown, true);
+  }
+
+  private parseLines(lines: string[], src: string, macroOk: boolean, base = ''): ParsedLine[] {
+    const out: ParsedLine[] = [];
+    const shown = display(src);
+    lines.forEach((line, n) => {
+      const parsed = parseLine(line, shown, n + 1, macroOk, base, this.src.warn);
+      if (parsed !== null) out.push(parsed);
+    });
+    return out;
+  }
+
+  /** Rules and macros of parsed lines, keeping only the settings of tracked names. */
+  private compile(lines: ParsedLine[]): AttrFile {
+    const out: AttrFile = { rules: [], macros: [] };
+    for (const line of lines) {
+      const states = line.states
+        .filter((s) => this.names.tracked(s.name, this.macroNames))
+        .map((s) => ({ attr: this.names.id(s.name), value: s.value }));
+      if (line.macro !== null) {
+        out.macros.push({ attr: this.names.id(line.macro), states });
+      } else if (states.length > 0) {
+        const pattern = compilePattern(line.pattern, line.base);
+        if (pattern !== null) out.rules.push({ pattern, states });
+      }
+    }
+    return out;
+  }
+}
+
+const display = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
+
+/**
+ * core.attributesFile (`~` expanded; relative to the worktree top, where git runs), or its
+ * default $XDG_CONFIG_HOME/git/attributes ($HOME/.config/git/attributes); undefined when none.
+ */
+export function globalAttributesFile(repo: Repo, env: NodeJS.ProcessEnv): string | undefined {
+  const home = env['HOME'];
+  const configured = repo.config.get('core.attributesfile');
+  if (configured === undefined) {
+    const xdg = env['XDG_CONFIG_HOME'];
+    if (xdg) return join(xdg, 'git', 'attributes');
+    return home ? join(home, '.config', 'git', 'attributes') : undefined;
+  }
+  let file = configured;
+  if ((file === '~' || file.startsWith('~/')) && home) file = join(home, file.slice(1));
+  return file.startsWith('/') ? file : join(repo.worktree || repo.gitDir, file);
+}
+
+/**
+ * Each entry's `filter` attribute as git's convert.c reads it: the driver name where the value
+ * is a string, else null (set, unset and unspecified name no driver). Entries outside `select`
+ * (when given) get null. Whether the driver is configured is for the caller (filter.<name>.*).
+ */
+export function filterAttributes(
+  attributes: Attributes,
+  entries: EntryList,
+  select?: ArrayLike<number>,
+): (string | null)[] {
+  const at = attributes.resolvedNames.indexOf('filter');
+  if (at < 0) throw new RangeError("these attributes do not resolve 'filter'");
+  const { sets, ids } = attributes.resolve(entries, select);
+  const out: (string | null)[] = new Array(entries.count).fill(null);
+  const count = select ? select.length : entries.count;
+  for (let k = 0; k < count; k++) {
+    const i = select ? select[k]! : k;
+    const v = sets[ids[i]!]![at];
+    if (typeof v === 'string') out[i] = v;
+  }
+  return out;
 }

@@ -42,7 +42,8 @@ const B_EXACT = 0;
 const B_SUFFIX = 1;
 const B_GLOB = 2;
 
-interface Pattern {
+/** A compiled gitignore-style pattern (dir.c's match_basename / match_pathname rules). */
+export interface Pattern {
   negative: boolean;
   dirOnly: boolean;
   /** No '/' (other than a trailing one): matched against the basename at any depth. */
@@ -74,8 +75,11 @@ function trimTrailingSpaces(s: string): string {
   return lastSpace >= 0 ? s.slice(0, lastSpace) : s;
 }
 
-/** One line of an exclude file (already trimmed) as a pattern; null when it can match nothing. */
-function compilePattern(line: string, base: string): Pattern | null {
+/**
+ * One line of an exclude file (already trimmed) as a pattern; null when it can match nothing.
+ * Also the pattern part of an attributes line (plan/attributes.ts), which never has a leading '!'.
+ */
+export function compilePattern(line: string, base: string): Pattern | null {
   let s = line;
   const negative = s.charCodeAt(0) === 0x21;
   if (negative) s = s.slice(1);
@@ -167,7 +171,7 @@ function readPatternFile(file: string | Buffer, base: string, noFollow: boolean)
 }
 
 /** Does `p` match `path`, whose basename starts at `nameAt`? */
-function matches(p: Pattern, path: string, nameAt: number, isDir: boolean): boolean {
+export function matches(p: Pattern, path: string, nameAt: number, isDir: boolean): boolean {
   if (p.dirOnly && !isDir) return false;
   if (p.basename) {
     const lit = p.literal;

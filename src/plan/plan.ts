@@ -54,6 +54,8 @@ export interface PlanInput {
   head: EntryList | null;
   /** core.filemode */
   fileMode: boolean;
+  /** core.symlinks (default true) */
+  symlinks?: boolean;
   /** Threads the worktree's lstat batch may use above the threshold (else one). */
   probeThreads: number;
   threshold: number;
@@ -236,7 +238,8 @@ class ProbeList {
       stats.set(index!.stats.subarray(e * STAT_WORDS, last * STAT_WORDS), k * STAT_WORDS);
       k = end;
     }
-    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads };
+    const entries = Int32Array.from(this.entries, (e) => (e >= 0 ? e : -1));
+    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads, entries };
   }
 }
 
@@ -353,15 +356,16 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const found =
     probes.size === 0
       ? EMPTY_PROBE
-      : await input.probe(
-          probes.request(
+      : await input.probe({
+          ...probes.request(
             input.root,
             index,
             racySeconds,
             input.fileMode,
             probes.size > input.threshold ? input.probeThreads : 1,
           ),
-        );
+          symlinks: input.symlinks ?? true,
+        });
   const kindAt = (r: number): number =>
     rowProbe[r]! < 0 ? KIND_ABSENT : found.kinds[rowProbe[r]!]!;
   const cleanAt = (r: number): boolean => rowProbe[r]! < 0 || found.clean[rowProbe[r]!] === 1;

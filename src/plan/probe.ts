@@ -6,9 +6,19 @@
  * isolates, which a Piscina task would pay for a job of microseconds per path.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readlinkSync,
+} from 'node:fs';
 import { STAT_ABSENT, STAT_PRESENT, VERDICT_CLEAN, VERDICT_HASH, type Addon } from '../addon.js';
+import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
+import { CRLF_AUTO_CRLF, CRLF_AUTO_INPUT, type CheckinConversions } from './conversion.js';
 
 /** What lstat found at a path. */
 export const KIND_ABSENT = 0;
@@ -33,8 +43,12 @@ export interface ProbeRequest {
   racySeconds: number;
   /** core.filemode: whether the executable bit counts. */
   fileMode: boolean;
+  /** core.symlinks: false takes a plain file for a symlink entry (git writes links so). */
+  symlinks?: boolean;
   /** Native threads for the lstat batch. */
   threads: number;
+  /** Per path: the index entry it is compared with (-1: none); absent when path k is entry k. */
+  entries?: Int32Array;
 }
 
 export interface ProbeResult {
@@ -108,7 +122,48 @@ function hashLink(path: Buffer): Buffer | undefined {
   }
 }
 
-export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
+/**
+ * The blob id git would give a file through conversion `c` (git's index_fd with its clean
+ * direction): the whole file read, converted natively, hashed. Undefined when unreadable.
+ */
+function hashConverted(
+  addon: Addon,
+  path: Buffer,
+  clean: CheckinConversions,
+  entry: number,
+): Buffer | undefined {
+  const c = clean.conversionOf(entry);
+  if (c === null) return hashFile(path);
+  if (c.driver !== null && clean.hasCommand(c.driver)) {
+    throw new PcheckoutError(
+      'ERR_UNSUPPORTED',
+      `${clean.path(entry)} has filter=${c.driver}, whose clean command pcheckout cannot run yet`,
+      { path: clean.path(entry) },
+    );
+  }
+  let data: Buffer;
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      data = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const auto = c.crlf === CRLF_AUTO_INPUT || c.crlf === CRLF_AUTO_CRLF;
+  const { crlf, ident, identInCore, encoding } = c;
+  const out = addon.convertToGit(
+    data,
+    { crlf, ident, identInCore, encoding },
+    auto && clean.indexHasCrlf(entry),
+    clean.path(entry),
+  );
+  return blobId(out.data ?? data);
+}
+
+export function probe(addon: Addon, req: ProbeRequest, checkin?: CheckinConversions): ProbeResult {
   const { stats, status, verdict } = addon.statFiles({
     root: req.root,
     paths: req.paths,
@@ -119,6 +174,7 @@ export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
       stats: req.stats,
       racySeconds: req.racySeconds,
       fileMode: req.fileMode,
+      symlinks: req.symlinks ?? true,
     },
   });
   const n = status.length;
@@ -143,7 +199,13 @@ export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
     const starts = pathStarts(req.paths, n);
     for (const i of hashCandidates) {
       const full = Buffer.concat([prefix, req.paths.subarray(starts[i]!, starts[i + 1]! - 1)]);
-      const id = kinds[i] === KIND_SYMLINK ? hashLink(full) : hashFile(full);
+      const entry = req.entries ? req.entries[i]! : i;
+      const id =
+        kinds[i] === KIND_SYMLINK
+          ? hashLink(full)
+          : checkin && entry >= 0
+            ? hashConverted(addon, full, checkin, entry)
+            : hashFile(full);
       if (id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20))) {
         clean[i] = 1;
         hashed[i] = 1;

@@ -1,40 +1,124 @@
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { PcheckoutError } from '../errors.js';
+import { compileGlob, wildmatch } from '../plan/wildmatch.js';
+
+/** git's MAX_INCLUDE_DEPTH. */
+const MAX_INCLUDE_DEPTH = 10;
+
+/** What include conditions look at, and where the files are. */
+interface LoadContext {
+  env: NodeJS.ProcessEnv;
+  /** The per-worktree git directory (includeIf.gitdir), or null. */
+  gitDir: string | null;
+  /** HEAD's branch (includeIf.onbranch), read on first use. */
+  branch: () => string | null;
+  /** Every remote.*.url (includeIf.hasconfig), gathered on first use; null while gathering. */
+  remoteUrls: () => string[] | null;
+}
 
 /**
- * git's config files, read in git's order (system, global, local, worktree, environment) so the
- * last value wins as it does for git. Keys are `section.key` or `section.subsection.key`, with
- * section and key lowercased (subsections keep their case).
+ * git's config, read in git's order (system, global — XDG then ~/.gitconfig —, local,
+ * worktree, then the command line: GIT_CONFIG_COUNT and GIT_CONFIG_PARAMETERS) so the last
+ * value wins as it does for git, with include.path and includeIf (gitdir:, gitdir/i:,
+ * onbranch:, hasconfig:remote.*.url:) followed where they appear. Keys are `section.key` or
+ * `section.subsection.key`, section and key lowercased (subsections keep their case).
+ * A file git cannot read is an error (ERR_BAD_CONFIG), as for git, except a global one that
+ * is only unreadable (EACCES), which git skips.
  */
 export class GitConfig {
   private readonly values = new Map<string, string[]>();
 
   static load(commonDir: string, gitDir: string, env: NodeJS.ProcessEnv = process.env): GitConfig {
+    let branch: string | null | undefined;
+    let urls: string[] | null | undefined;
+    const ctx: LoadContext = {
+      env,
+      gitDir,
+      branch: () => (branch === undefined ? (branch = headBranch(gitDir)) : branch),
+      remoteUrls: () => {
+        if (urls === undefined) {
+          urls = null; // while gathering, hasconfig includes are followed unconditionally
+          const all = new GitConfig();
+          all.readSequence(commonDir, gitDir, ctx);
+          urls = [...all.values].filter(([k]) => /^remote\..*\.url$/.test(k)).flatMap(([, v]) => v);
+        }
+        return urls;
+      },
+    };
     const config = new GitConfig();
+    config.readSequence(commonDir, gitDir, ctx);
+    return config;
+  }
+
+  private readSequence(commonDir: string, gitDir: string, ctx: LoadContext): void {
+    const { env } = ctx;
     if (!truthy(env['GIT_CONFIG_NOSYSTEM'])) {
-      config.readFile(env['GIT_CONFIG_SYSTEM'] ?? '/etc/gitconfig', 0);
+      this.readTop(env['GIT_CONFIG_SYSTEM'] ?? '/etc/gitconfig', false, ctx);
     }
     const globalOverride = env['GIT_CONFIG_GLOBAL'];
     if (globalOverride !== undefined) {
-      if (globalOverride !== '') config.readFile(globalOverride, 0);
+      if (globalOverride !== '') this.readTop(globalOverride, true, ctx);
     } else {
-      const home = env['HOME'] ?? homedir();
-      const xdg = env['XDG_CONFIG_HOME'] || join(home, '.config');
-      config.readFile(join(xdg, 'git', 'config'), 0);
-      config.readFile(join(home, '.gitconfig'), 0);
+      const home = env['HOME'];
+      const xdg = env['XDG_CONFIG_HOME'];
+      const xdgFile = xdg
+        ? join(xdg, 'git', 'config')
+        : home
+          ? join(home, '.config', 'git', 'config')
+          : undefined;
+      if (xdgFile) this.readTop(xdgFile, true, ctx);
+      if (home) this.readTop(join(home, '.gitconfig'), true, ctx);
     }
-    config.readFile(join(commonDir, 'config'), 0);
-    if (config.getBool('extensions.worktreeconfig') === true) {
-      config.readFile(join(gitDir, 'config.worktree'), 0);
+    this.readTop(join(commonDir, 'config'), false, ctx);
+    if (this.getBool('extensions.worktreeconfig') === true) {
+      this.readTop(join(gitDir, 'config.worktree'), false, ctx);
     }
-    const count = Number(env['GIT_CONFIG_COUNT'] ?? 0);
-    for (let i = 0; Number.isInteger(count) && i < count; i++) {
-      const key = env[`GIT_CONFIG_KEY_${i}`];
-      if (key) config.set(normalizeKey(key), env[`GIT_CONFIG_VALUE_${i}`] ?? '');
+    this.readCommandLine(ctx);
+  }
+
+  /**
+   * A top-level config file: absent is fine; unreadable is an error, except (`eaccesOk`) a
+   * global file git skips when it may not read it.
+   */
+  private readTop(file: string, eaccesOk: boolean, ctx: LoadContext): void {
+    const text = readConfigFile(file, eaccesOk);
+    if (text !== null) this.parseInto(text, file, 0, ctx);
+  }
+
+  /** GIT_CONFIG_COUNT/KEY_n/VALUE_n, then GIT_CONFIG_PARAMETERS (what `git -c` sets). */
+  private readCommandLine(ctx: LoadContext): void {
+    const { env } = ctx;
+    const bad = (why: string): never => {
+      throw new PcheckoutError('ERR_BAD_CONFIG', `unable to parse command-line config: ${why}`);
+    };
+    const countText = env['GIT_CONFIG_COUNT'];
+    if (countText !== undefined && countText !== '') {
+      const count = /^\d+$/.test(countText) ? Number(countText) : NaN;
+      if (!Number.isSafeInteger(count)) bad('bogus count in GIT_CONFIG_COUNT');
+      for (let i = 0; i < count; i++) {
+        const key = env[`GIT_CONFIG_KEY_${i}`];
+        const value = env[`GIT_CONFIG_VALUE_${i}`];
+        if (key === undefined) bad(`missing config key GIT_CONFIG_KEY_${i}`);
+        if (value === undefined) bad(`missing config value GIT_CONFIG_VALUE_${i}`);
+        this.commandPair(key!, value!, ctx);
+      }
     }
-    return config;
+    const params = env['GIT_CONFIG_PARAMETERS'];
+    if (params) {
+      for (const { key, value } of parseConfigParameters(params)) this.commandPair(key, value, ctx);
+    }
+  }
+
+  private commandPair(rawKey: string, value: string | null, ctx: LoadContext): void {
+    const key = canonicalKey(rawKey);
+    if (key === undefined) {
+      throw new PcheckoutError(
+        'ERR_BAD_CONFIG',
+        `unable to parse command-line config: invalid key: ${rawKey}`,
+      );
+    }
+    this.setAndInclude(key, value ?? 'true', value === null, null, 0, ctx);
   }
 
   keys(): IterableIterator<string> {
@@ -84,23 +168,64 @@ export class GitConfig {
     else this.values.set(key, [value]);
   }
 
-  private readFile(file: string, depth: number): void {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      return; // a missing config file is normal
+  /**
+   * Sets a value, then follows it if it is an include (include.path, or includeIf.<cond>.path
+   * with a true condition). `file`: where it was read (null: the command line).
+   */
+  private setAndInclude(
+    key: string,
+    value: string,
+    implicit: boolean,
+    file: string | null,
+    depth: number,
+    ctx: LoadContext,
+  ): void {
+    this.set(key, value);
+    let include = key === 'include.path';
+    if (!include && key.startsWith('includeif.') && key.endsWith('.path')) {
+      include = includeCondition(key.slice(10, -5), file, ctx);
     }
-    this.parseInto(text, file, depth);
+    if (!include) return;
+    const where = file ?? 'the command line';
+    if (implicit) {
+      throw new PcheckoutError('ERR_BAD_CONFIG', `missing value for '${key}' in ${where}`);
+    }
+    const expanded = expandUser(value, ctx.env, where);
+    let target = expanded;
+    if (!isAbsolute(expanded)) {
+      if (file === null) {
+        throw new PcheckoutError(
+          'ERR_BAD_CONFIG',
+          'unable to parse command-line config: relative config includes must come from files',
+        );
+      }
+      target = join(dirname(file), expanded);
+    }
+    const text = readConfigFile(target, false);
+    if (text === null) return; // a missing include is fine
+    if (depth + 1 > MAX_INCLUDE_DEPTH) {
+      throw new PcheckoutError(
+        'ERR_BAD_CONFIG',
+        `exceeded maximum include depth (${MAX_INCLUDE_DEPTH}) while including ${target} from ${where}; this might be due to circular includes`,
+        { path: target },
+      );
+    }
+    this.parseInto(text, target, depth + 1, ctx);
   }
 
-  private parseInto(text: string, file: string, depth: number): void {
+  private parseInto(text: string, file: string, depth: number, ctx: LoadContext): void {
     let section = '';
-    let i = 0;
+    let i = text.startsWith('\ufeff') ? 1 : 0; // a UTF-8 byte order mark
     const n = text.length;
     const fail = (why: string): never => {
       const line = text.slice(0, i).split('\n').length;
-      throw new PcheckoutError('ERR_INVALID_OPTION', `bad config line ${line} in ${file}: ${why}`);
+      throw new PcheckoutError(
+        'ERR_BAD_CONFIG',
+        `bad config line ${line} in file ${file}: ${why}`,
+        {
+          path: file,
+        },
+      );
     };
     while (i < n) {
       const c = text[i]!;
@@ -120,7 +245,9 @@ export class GitConfig {
         i += m![0].length;
         while (i < n && (text[i] === ' ' || text[i] === '\t')) i++;
         let value = 'true'; // "key" alone means true
+        let implicit = true;
         if (text[i] === '=') {
+          implicit = false;
           const parsed = parseValue(text, i + 1);
           if (parsed === undefined) fail('unterminated quoted value');
           value = parsed!.value;
@@ -134,13 +261,7 @@ export class GitConfig {
         ) {
           fail('expected "="');
         }
-        const key = `${section}.${name}`;
-        this.set(key, value);
-        if (key === 'include.path' && depth < 10) {
-          const expanded = value.startsWith('~/') ? join(homedir(), value.slice(2)) : value;
-          const target = isAbsolute(expanded) ? expanded : resolve(dirname(file), expanded);
-          this.readFile(target, depth + 1);
-        }
+        this.setAndInclude(`${section}.${name}`, value, implicit, file, depth, ctx);
       }
     }
   }
@@ -217,4 +338,241 @@ export function parseBool(v: string): boolean | undefined {
 
 function truthy(v: string | undefined): boolean {
   return v !== undefined && parseBool(v) === true;
+}
+
+/**
+ * A config file's text; null when it is absent (or, `eaccesOk`, only unreadable). A directory
+ * reads as empty, as for git; anything else git cannot read is an error.
+ */
+function readConfigFile(file: string, eaccesOk: boolean): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    if (code === 'EACCES' && eaccesOk) return null;
+    if (code === 'EISDIR') return '';
+    throw new PcheckoutError(
+      'ERR_BAD_CONFIG',
+      `unable to access '${file}': ${(err as Error).message}`,
+      { path: file, cause: err },
+    );
+  }
+}
+
+/** HEAD's branch (short name), or null when HEAD is detached or unreadable. */
+function headBranch(gitDir: string): string | null {
+  try {
+    const m = /^ref: refs\/heads\/(.+?)\s*$/.exec(readFileSync(join(gitDir, 'HEAD'), 'utf8'));
+    return m ? m[1]! : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A home directory from /etc/passwd (git's getpwnam for `~user/`). */
+function passwdHome(user: string): string | undefined {
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const f = line.split(':');
+      if (f[0] === user && f.length >= 6) return f[5];
+    }
+  } catch {
+    /* no passwd file */
+  }
+  return undefined;
+}
+
+/**
+ * git's interpolate_path(): `~/` is $HOME (its real path with `realHome`), `~user/` that
+ * user's home, `%(prefix)/` git's prefix (/usr for Debian's git). null when it cannot expand.
+ */
+function interpolatePath(path: string, env: NodeJS.ProcessEnv, realHome: boolean): string | null {
+  if (path.startsWith('%(prefix)/')) return join('/usr', path.slice(10));
+  if (!path.startsWith('~')) return path;
+  const slash = path.indexOf('/');
+  const user = path.slice(1, slash < 0 ? path.length : slash);
+  const rest = slash < 0 ? '' : path.slice(slash);
+  let home: string | undefined;
+  if (user === '') {
+    home = env['HOME'];
+    if (home !== undefined && realHome) {
+      try {
+        home = realpathSync(home);
+      } catch {
+        /* as given */
+      }
+    }
+  } else {
+    home = passwdHome(user);
+  }
+  return home === undefined ? null : home + rest;
+}
+
+function expandUser(path: string, env: NodeJS.ProcessEnv, where: string): string {
+  const out = interpolatePath(path, env, false);
+  if (out === null) {
+    throw new PcheckoutError(
+      'ERR_BAD_CONFIG',
+      `could not expand include path '${path}' (${where})`,
+    );
+  }
+  return out;
+}
+
+/** git's include_condition_is_true() for includeIf.<cond>.path read from `file`. */
+function includeCondition(cond: string, file: string | null, ctx: LoadContext): boolean {
+  if (cond.startsWith('gitdir:')) return includeByGitdir(cond.slice(7), false, file, ctx);
+  if (cond.startsWith('gitdir/i:')) return includeByGitdir(cond.slice(9), true, file, ctx);
+  if (cond.startsWith('onbranch:')) {
+    const branch = ctx.branch();
+    if (branch === null) return false;
+    return globMatch(withTrailingStarStar(cond.slice(9)), branch, false);
+  }
+  if (cond.startsWith('hasconfig:remote.*.url:')) {
+    const urls = ctx.remoteUrls();
+    if (urls === null) return true; // gathering the URLs: git follows these unconditionally
+    const pattern = cond.slice(23);
+    return urls.some((url) => globMatch(pattern, url, false));
+  }
+  return false; // unknown conditions are false
+}
+
+function withTrailingStarStar(pattern: string): string {
+  return pattern.endsWith('/') ? `${pattern}**` : pattern;
+}
+
+/** wildmatch with WM_PATHNAME (and, `icase`, ASCII case folded). */
+function globMatch(pattern: string, text: string, icase: boolean): boolean {
+  const fold = (s: string): string => (icase ? s.replace(/[A-Z]/g, (c) => c.toLowerCase()) : s);
+  return wildmatch(compileGlob(fold(pattern), true), fold(text), true);
+}
+
+/** git's include_by_gitdir(): the pattern against the git directory, real path then as given. */
+function includeByGitdir(
+  condition: string,
+  icase: boolean,
+  file: string | null,
+  ctx: LoadContext,
+): boolean {
+  if (ctx.gitDir === null) return false;
+  let pattern = interpolatePath(condition, ctx.env, true) ?? condition;
+  let prefix = 0;
+  if (pattern.startsWith('./')) {
+    // git complains ("relative config include conditionals must come from files") and
+    // takes the condition as false.
+    if (file === null) return false;
+    let real = file;
+    try {
+      real = realpathSync(file);
+    } catch {
+      /* as given */
+    }
+    const dir = dirname(real);
+    pattern = dir + pattern.slice(1);
+    prefix = dir.length + 1;
+  } else if (!isAbsolute(pattern)) {
+    pattern = `**/${pattern}`;
+  }
+  pattern = withTrailingStarStar(pattern);
+  let real = ctx.gitDir;
+  try {
+    real = realpathSync(ctx.gitDir);
+  } catch {
+    /* as given */
+  }
+  for (const text of [real, resolve(ctx.gitDir)]) {
+    if (prefix > 0) {
+      // The literal part from the including file's directory is compared as it is.
+      if (text.length < prefix) continue;
+      const a = pattern.slice(0, prefix);
+      const b = text.slice(0, prefix);
+      if (icase ? a.toLowerCase() !== b.toLowerCase() : a !== b) continue;
+    }
+    if (globMatch(pattern.slice(prefix), text.slice(prefix), icase)) return true;
+  }
+  return false;
+}
+
+/**
+ * git's canonical form of a command-line key (git_config_parse_key): section and variable
+ * name lowercased and checked, a subsection kept as it is. undefined when invalid.
+ */
+export function canonicalKey(key: string): string | undefined {
+  const first = key.indexOf('.');
+  const last = key.lastIndexOf('.');
+  if (first <= 0 || last === key.length - 1) return undefined;
+  const section = key.slice(0, first);
+  const name = key.slice(last + 1);
+  if (!/^[A-Za-z0-9-]+$/.test(section) || !/^[A-Za-z][A-Za-z0-9-]*$/.test(name)) return undefined;
+  const sub = key.slice(first + 1, last);
+  if (sub.includes('\n')) return undefined;
+  return first === last
+    ? `${section.toLowerCase()}.${name.toLowerCase()}`
+    : `${section.toLowerCase()}.${sub}.${name.toLowerCase()}`;
+}
+
+/**
+ * GIT_CONFIG_PARAMETERS as git writes it for `git -c` (shell single-quoted, space separated):
+ * `'key'='value'` pairs, `'key'=` (no value: true), and the older `'key=value'` form.
+ */
+export function parseConfigParameters(env: string): { key: string; value: string | null }[] {
+  const bogus = (): never => {
+    throw new PcheckoutError(
+      'ERR_BAD_CONFIG',
+      'unable to parse command-line config: bogus format in GIT_CONFIG_PARAMETERS',
+    );
+  };
+  const isSpace = (c: string | undefined): boolean =>
+    c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\v' || c === '\f';
+  let i = 0;
+  /** One single-quoted word at i (git's sq_dequote_step); i ends after it. */
+  const word = (): string => {
+    if (env[i] !== "'") bogus();
+    let out = '';
+    i++;
+    for (;;) {
+      if (i >= env.length) bogus();
+      const c = env[i]!;
+      if (c !== "'") {
+        out += c;
+        i++;
+        continue;
+      }
+      // Out of the quotes: a backslashed ' or ! and back in, or the end of the word.
+      if (env[i + 1] === '\\' && (env[i + 2] === "'" || env[i + 2] === '!') && env[i + 3] === "'") {
+        out += env[i + 2];
+        i += 4;
+        continue;
+      }
+      i++;
+      return out;
+    }
+  };
+  const out: { key: string; value: string | null }[] = [];
+  while (i < env.length) {
+    const key = word();
+    if (i >= env.length || isSpace(env[i])) {
+      // 'key=value' (or 'key' alone: true)
+      const eq = key.indexOf('=');
+      const name = (eq < 0 ? key : key.slice(0, eq)).trim();
+      if (name === '') bogus();
+      out.push({ key: name, value: eq < 0 ? null : key.slice(eq + 1) });
+    } else if (env[i] === '=') {
+      i++;
+      if (env[i] === "'") {
+        const value = word();
+        if (i < env.length && !isSpace(env[i])) bogus();
+        out.push({ key, value });
+      } else if (i >= env.length || isSpace(env[i])) {
+        out.push({ key, value: null });
+      } else {
+        bogus();
+      }
+    } else {
+      bogus();
+    }
+    while (isSpace(env[i])) i++;
+  }
+  return out;
 }

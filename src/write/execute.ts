@@ -15,10 +15,12 @@ import {
   type BigIntStats,
 } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { FILE_COLLIDED, FILE_FAILED, type NativeOdb } from '../addon.js';
+import { FILE_COLLIDED, FILE_FAILED, type NativeConversion, type NativeOdb } from '../addon.js';
 import { PcheckoutError, fromSystem } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
+import type { Conversions } from '../plan/conversion.js';
+import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
 import { writeFiles, type Progress, type WriteOutcome } from './write.js';
 import type { PoolWriter } from './pool.js';
@@ -36,6 +38,15 @@ export interface ExecuteSettings {
   concurrentDirs?: boolean;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
+  /** Per result entry, what its bytes go through (null: nothing for any). */
+  conversions: Conversions | null;
+  /**
+   * Writes the files whose conversion names a filter driver, outside the pool (as git does:
+   * a driver may not be safe to run concurrently), filling `outcome` for them. Without it they
+   * are written in process with their conversion and no filter (the planner refuses drivers
+   * with a smudge or process command when there is no filter step).
+   */
+  filtered?: (files: FileTask[], outcome: WriteOutcome) => Promise<void>;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -243,7 +254,9 @@ function retryCollisions(
       sizes: Float64Array.of(sizes.get(k) ?? 0),
       streamThreshold: settings.streamThreshold,
       sync: settings.sync,
+      ...retryConversion(settings.conversions, k),
     });
+    for (const w of res.warnings) outcome.warnings.push({ index: k, message: w.message });
     if (res.status[0] === FILE_FAILED) {
       outcome.failures.push({
         index: k,
@@ -268,6 +281,17 @@ function retryCollisions(
   return [...names].sort();
 }
 
+/** The one-file conversion fields of a retried write of result entry k. */
+function retryConversion(
+  conv: Conversions | null,
+  k: number,
+): { conversions?: NativeConversion[]; convert?: Uint8Array } {
+  const p = conv?.ids[k] ?? 0;
+  if (p === 0) return {};
+  const { crlf, ident, identInCore, encoding } = conv!.profiles[p]!;
+  return { conversions: [{ crlf, ident, identInCore, encoding }], convert: Uint8Array.of(1) };
+}
+
 /** Whether every leading component of `rel` (latin1) is a real directory, links not followed. */
 function realParents(root: string, rel: string): boolean {
   for (let s = rel.indexOf('/'); s > 0; s = rel.indexOf('/', s + 1)) {
@@ -285,14 +309,44 @@ export async function execute(
   removeOld(settings.root, plan);
   if (settings.concurrentDirs) await makeDirsConcurrently(settings.root, plan);
   else makeDirs(settings.root, plan);
-  const outcome = await writeFiles(plan.result, plan.files, plan.replace, odb, {
+  const conv = settings.conversions;
+  const driven = (f: FileTask): boolean =>
+    conv !== null && conv.profiles[conv.ids[f.index]!]!.driver !== null;
+  const filtered = conv === null ? [] : plan.files.filter(driven);
+  const writeSettings = {
     root: settings.root,
     pool: settings.pool,
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
+    conversions: conv,
     onProgress: settings.onProgress,
     signal: settings.signal,
-  });
+  };
+  const outcome = await writeFiles(
+    plan.result,
+    filtered.length === 0 ? plan.files : plan.files.filter((f) => !driven(f)),
+    plan.replace,
+    odb,
+    writeSettings,
+  );
+  if (filtered.length > 0 && !settings.signal?.aborted) {
+    if (settings.filtered) {
+      await settings.filtered(filtered, outcome);
+    } else {
+      const rest = await writeFiles(plan.result, filtered, plan.replace, odb, {
+        ...writeSettings,
+        pool: null,
+      });
+      for (const f of filtered) {
+        const at = f.index * STAT_WORDS;
+        outcome.stats.set(rest.stats.subarray(at, at + STAT_WORDS), at);
+      }
+      outcome.bytes += rest.bytes;
+      outcome.collided.push(...rest.collided);
+      outcome.failures.push(...rest.failures);
+      outcome.warnings.push(...rest.warnings);
+    }
+  }
   if (settings.signal?.aborted) return { ...outcome, collisions: [] };
   writeLinks(odb, plan, outcome, settings);
   const collisions = retryCollisions(odb, plan, outcome, settings);

@@ -8,6 +8,7 @@ import {
 } from '../addon.js';
 import { fromNative } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
+import { checkoutIsNoop, type Conversions } from '../plan/conversion.js';
 import type { EntryList } from '../plan/entries.js';
 import type { FileTask } from '../plan/locate.js';
 import type { PoolWriter } from './pool.js';
@@ -26,6 +27,8 @@ export interface WriteSettings {
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;
+  /** Per result entry, what its bytes go through (null: nothing for any). */
+  conversions: Conversions | null;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -38,6 +41,8 @@ export interface WriteOutcome {
   /** Entries whose path was taken (EEXIST, a non-directory leading component, …). */
   collided: number[];
   failures: { index: number; code: string; message: string }[];
+  /** Files written anyway, with git's complaint (e.g. "failed to encode"), by result entry. */
+  warnings: { index: number; message: string }[];
 }
 
 // A file costs about as much as inflating and writing this many bytes (syscalls, inode).
@@ -78,6 +83,26 @@ function requestFor(
   const modes = new Uint32Array(chunk.length);
   const sizes = new Float64Array(chunk.length);
   const flags = new Uint8Array(chunk.length);
+  // The chunk's own table of conversions: only those its files use, numbered from 1.
+  const conv = settings.conversions;
+  let convert: Uint8Array | undefined;
+  const used: number[] = [];
+  if (conv) {
+    const local = new Map<number, number>();
+    chunk.forEach((f, k) => {
+      const p = conv.ids[f.index]!;
+      if (p === 0 || checkoutIsNoop(conv.profiles[p]!)) return;
+      let l = local.get(p);
+      if (l === undefined) {
+        used.push(p);
+        l = used.length;
+        local.set(p, l);
+      }
+      convert ??= new Uint8Array(chunk.length);
+      convert[k] = l;
+    });
+    if (used.length > 255) throw new RangeError('more than 255 conversions in one chunk');
+  }
   let pos = 0;
   chunk.forEach((f, k) => {
     pos += entries.paths.copy(paths, pos, entries.starts[f.index]!, entries.starts[f.index + 1]!);
@@ -95,6 +120,15 @@ function requestFor(
     flags,
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
+    ...(convert
+      ? {
+          convert,
+          conversions: used.map((p) => {
+            const { crlf, ident, identInCore, encoding } = conv!.profiles[p]!;
+            return { crlf, ident, identInCore, encoding };
+          }),
+        }
+      : {}),
   };
 }
 
@@ -115,6 +149,7 @@ export async function writeFiles(
     poolWorkers: 0,
     collided: [],
     failures: [],
+    warnings: [],
   };
   if (files.length === 0) return outcome;
   const { pool } = settings;
@@ -133,6 +168,8 @@ export async function writeFiles(
     });
     for (const e of res.errors)
       outcome.failures.push({ index: chunk[e.index]!.index, code: e.code, message: e.message });
+    for (const w of res.warnings)
+      outcome.warnings.push({ index: chunk[w.index]!.index, message: w.message });
     outcome.bytes += res.bytes;
     done += chunk.length;
     settings.onProgress?.({ done, total: files.length, bytes: outcome.bytes });
