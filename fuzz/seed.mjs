@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
-const out = path.resolve(process.argv[2] ?? 'build/fuzz/seeds');
+const out = path.resolve(process.argv[2] ?? 'fuzz/out/seeds');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'pcheckout-seed-'));
 const env = {
   ...process.env,

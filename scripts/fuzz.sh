@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # npm run fuzz -- [seconds] [target...]
 # Builds every libFuzzer target in fuzz/ with ASan + UBSan against the parsers in native/ (the
-# real sources, compiled once into build/fuzz/) and runs each, one after the other, for that
+# real sources, compiled once into fuzz/out/) and runs each, one after the other, for that
 # many seconds (default 60). Corpora: fuzz/seeds/<target> (committed, small) and the inputs
-# fuzz/seed.mjs generates with git into build/fuzz/seeds/<target>; what a run finds goes to
-# build/fuzz/corpus/<target> (kept between runs, not committed), crashes to build/fuzz/crashes/.
+# fuzz/seed.mjs generates with git into fuzz/out/seeds/<target>; what a run finds goes to
+# fuzz/out/corpus/<target> (kept between runs, not committed), crashes to fuzz/out/crashes/,
+# logs to fuzz/out/logs/. (Not under build/: node-gyp rebuild wipes that.)
 # Needs clang (Debian: apt-get install clang). Exits non-zero if any target found a problem.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 shift || true
-out="$root/build/fuzz"
+out="$root/fuzz/out"
 mkdir -p "$out/obj" "$out/bin" "$out/logs"
 
 cxx=${FUZZ_CXX:-clang++}
@@ -91,8 +92,10 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$crashes"
   seeds=()
   for d in "$root/fuzz/seeds/$t" "$out/seeds/$t"; do [ -d "$d" ] && seeds+=("$d"); done
-  dict=()
-  [ -f "$root/fuzz/$t.dict" ] && dict=(-dict="$root/fuzz/$t.dict")
+  extra=()
+  # A few hundred bytes of trees can name each other so that they expand to billions of paths
+  # (as they would for git): kept small, tree inputs find bugs instead of that.
+  [ "$t" = tree ] && extra=(-max_len=1024)
   scratch=${TMPDIR:-/tmp}
   [ -w /dev/shm ] && scratch=/dev/shm
   tmp_dir=$(mktemp -d "$scratch/pcheckout-fuzz-run.XXXXXX")
@@ -100,7 +103,7 @@ for t in "${targets[@]}"; do
   echo "fuzz: $t for ${seconds}s (log: ${log#"$root"/})"
   status=0
   PCHECKOUT_FUZZ_TMP=$tmp_dir "$out/bin/$t" -max_total_time="$seconds" -timeout=20 \
-    -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" \
+    -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$crashes/" "${extra[@]}" \
     "$corpus" "${seeds[@]}" >"$log" 2>&1 || status=$?
   rm -rf "$tmp_dir"
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true)
@@ -118,6 +121,6 @@ echo
 echo "fuzz summary (${seconds}s per target):"
 printf '  %s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "fuzz: problems found by: ${failed[*]} (inputs in build/fuzz/crashes/)" >&2
+  echo "fuzz: problems found by: ${failed[*]} (inputs in fuzz/out/crashes/)" >&2
   exit 1
 fi
