@@ -259,17 +259,16 @@ ObjectView Odb::read_view(const uint8_t* oid) {
   Object base = read_base(bl, e.base_oid);
   uint8_t* delta = delta_.reserve(size);
   inflate_to(pack, e, loc.offset, delta, size);
-  uint64_t target = 0;
-  if (!delta_target_size(delta, size, &target) || target > SIZE_MAX)
-    throw Error(Code::CorruptPack, at(pack, loc.offset) + ": bad delta header");
-  uint8_t* out = out_.reserve(static_cast<size_t>(target));
   try {
-    apply_delta_into(base.bytes->data.get(), base.bytes->size, delta, size, out,
-                     static_cast<size_t>(target));
+    // The ops prove the result's size before it is allocated.
+    size_t target = delta_result_size(base.bytes->size, delta, size);
+    uint8_t* out = out_.reserve(target);
+    apply_delta_into(base.bytes->data.get(), base.bytes->size, delta, size, out, target);
+    return ObjectView{base.type, out, target};
   } catch (const Error& err) {
+    if (err.code() != Code::CorruptObject) throw;
     throw Error(Code::CorruptPack, at(pack, loc.offset) + ": " + err.what());
   }
-  return ObjectView{base.type, out, static_cast<size_t>(target)};
 }
 
 Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {

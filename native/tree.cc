@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 namespace pc {
 
@@ -10,6 +11,7 @@ constexpr size_t kMaxDepth = 4096;
 
 struct Frame {
   Object tree;
+  std::string oid;  // 20 bytes
   std::string oid_hex;
   size_t pos = 0;
   size_t prefix_len = 0;  // length of the path prefix (with its trailing '/') in `path`
@@ -63,6 +65,7 @@ uint32_t canonical_mode(uint32_t mode) {
 Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
   Frame f;
   f.tree = odb.read(oid);
+  f.oid.assign(reinterpret_cast<const char*>(oid), 20);
   f.oid_hex = to_hex(oid, 20);
   if (f.tree.type != kTree)
     throw Error(Code::CorruptObject, f.oid_hex + " is a " + type_name(f.tree.type) + ", not a tree");
@@ -74,12 +77,19 @@ Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
 void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out) {
   std::vector<Frame> stack;
   std::string path;
+  // The ids of the trees being walked: a tree listed inside itself (an id can only name such a
+  // tree if the store lies about its content) would otherwise be walked until kMaxDepth, with
+  // every level's entries and ever longer paths collected on the way there.
+  std::unordered_set<std::string> walking;
+  auto key = [](const uint8_t* oid) { return std::string(reinterpret_cast<const char*>(oid), 20); };
   stack.push_back(open_tree(odb, tree_oid, 0));
+  walking.insert(key(tree_oid));
   while (!stack.empty()) {
     Frame& f = stack.back();
     const uint8_t* data = f.tree.bytes->data.get();
     size_t size = f.tree.bytes->size;
     if (f.pos >= size) {
+      walking.erase(f.oid);
       stack.pop_back();
       continue;
     }
@@ -130,6 +140,8 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
 
     if (is_dir) {
       if (stack.size() >= kMaxDepth) throw bad("trees nested too deeply");
+      if (!walking.insert(key(oid)).second)
+        throw bad("tree " + to_hex(oid, 20) + " contains itself (at " + path + ")");
       path.push_back('/');
       // `f` may dangle after push_back; it is not used again in this iteration.
       stack.push_back(open_tree(odb, oid, path.size()));

@@ -471,7 +471,13 @@ describe('buildIndex round trip', () => {
       assert.ok(bytes(idx.entries.modes).equals(bytes(list.modes)), 'modes differ');
       assert.ok(bytes(idx.stats).equals(bytes(stats)), 'stats differ');
       assert.ok(bytes(idx.extFlags).equals(bytes(ext ?? new Uint16Array(list.count))));
-      assert.ok(best < 50, `version ${version}: 80,000 entries took ${best.toFixed(1)} ms of CPU`);
+      // No speed bound under the sanitizers (npm run test:asan), which slow the parser ~10x.
+      if (!process.env.PCHECKOUT_SANITIZED) {
+        assert.ok(
+          best < 50,
+          `version ${version}: 80,000 entries took ${best.toFixed(1)} ms of CPU`,
+        );
+      }
     }
   });
 });

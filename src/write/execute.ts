@@ -57,6 +57,8 @@ export interface ExecuteOutcome extends WriteOutcome {
 }
 
 const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR']);
+/** What a path taken by another entry (or a link in the way) reports. */
+const COLLIDING = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENOTEMPTY']);
 
 function abs(root: string, rel: string): Buffer {
   return Buffer.concat([Buffer.from(`${root}/`), Buffer.from(rel, 'latin1')]);
@@ -213,10 +215,23 @@ function unlinkIfThere(path: Buffer): void {
   }
 }
 
+/** ASCII case folding, as git compares paths when core.ignorecase is set (fspathcmp). */
+const fold = (name: string): string =>
+  name.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
+
+/** The '/'-separated leading directories of a path, shortest first. */
+function leadingDirs(name: string): string[] {
+  const dirs: string[] = [];
+  for (let s = name.indexOf('/'); s > 0; s = name.indexOf('/', s + 1)) dirs.push(name.slice(0, s));
+  return dirs;
+}
+
 /**
- * Entries whose path was taken when written: two names one filesystem treats as the same, or
- * (forced) a directory in the way. Written again one by one, last one wins, as git does.
- * Returns every path of each colliding group.
+ * Entries whose path was taken when written: names one filesystem treats as the same (FILE_X
+ * and file_x; a file a and the directory A of A/B), or (forced) something in the way. git
+ * writes entries one by one in index order, each removing what is at its path, so the last of
+ * a colliding group wins; the groups are written again that way here, one entry at a time,
+ * whichever worker won the race. Returns every path of each colliding group, sorted.
  */
 function retryCollisions(
   odb: NativeOdb,
@@ -226,59 +241,48 @@ function retryCollisions(
 ): string[] {
   if (outcome.collided.length === 0) return [];
   const { result } = plan;
+  const collided = new Set(outcome.collided);
+  const failed = new Set(outcome.failures.map((f) => f.index));
+  const folds = new Set<string>();
+  const folderDirs = new Set<string>();
+  for (const k of collided) {
+    const f = fold(result.name(k));
+    folds.add(f);
+    for (const d of leadingDirs(f)) folderDirs.add(d);
+  }
+  // The groups: entries written now whose folded path is a collided one's, one of its leading
+  // directories, or lies under it.
+  const members: number[] = [];
+  for (let j = 0; j < result.count; j++) {
+    if (plan.write[j] !== 1 || failed.has(j)) continue;
+    const f = fold(result.name(j));
+    if (folds.has(f) || folderDirs.has(f) || leadingDirs(f).some((d) => folds.has(d)))
+      members.push(j);
+  }
   const sizes = new Map(plan.files.map((f) => [f.index, f.size]));
-  const groups: number[] = [];
-  for (const k of outcome.collided) {
-    if (result.modes[k] === 0o120000 || result.modes[k] === 0o160000) {
-      groups.push(k);
-      continue;
-    }
-    const path = abs(settings.root, result.name(k));
-    let wasDir = false;
-    try {
-      // Never through a link: a leading component that is not a real directory (a symlink
-      // made since, on a case-insensitive filesystem) leaves the entry collided.
-      if (!realParents(settings.root, result.name(k))) throw new Error('not a real directory');
-      const st = lstatSync(path);
-      wasDir = st.isDirectory();
-      if (!wasDir) unlinkSync(path);
-      else if (plan.replaceInTheWay) rmSync(path, { recursive: true, force: true });
-    } catch {
-      /* nothing there (a leading component was in the way) */
-    }
-    const res = odb.writeFiles({
-      root: settings.root,
-      paths: Buffer.concat([result.pathBytes(k), Buffer.alloc(1)]),
-      oids: Buffer.from(result.oid(k)),
-      modes: Uint32Array.of(result.modes[k]!),
-      sizes: Float64Array.of(sizes.get(k) ?? 0),
-      streamThreshold: settings.streamThreshold,
-      sync: settings.sync,
-      ...retryConversion(settings.conversions, k),
-    });
-    for (const w of res.warnings) outcome.warnings.push({ index: k, message: w.message });
-    if (res.status[0] === FILE_FAILED) {
-      outcome.failures.push({
-        index: k,
-        code: res.errors[0]!.code,
-        message: res.errors[0]!.message,
-      });
-    } else if (res.status[0] !== FILE_COLLIDED) {
-      outcome.stats.set(res.stats, k * STAT_WORDS);
-      outcome.bytes += res.bytes;
-      if (wasDir && plan.replaceInTheWay) continue; // a directory in the way, not a collision
-    }
-    groups.push(k);
+  const still = new Set<number>();
+  for (const k of members) {
+    if (!rewrite(odb, plan, k, sizes.get(k) ?? 0, outcome, settings, collided.has(k))) still.add(k);
   }
-  if (groups.length === 0) return [];
-  // Report each group whole: the collided entries and the ones whose names fold to theirs.
-  const folded = new Set(groups.map((k) => result.display(k).toLowerCase()));
-  const names = new Set<string>();
-  for (let k = 0; k < result.count; k++) {
-    if (folded.has(result.display(k).toLowerCase())) names.add(result.display(k));
+  // A collided entry alone in its group met something in the way, not another entry: it is
+  // reported only if it could not be written.
+  const memberFolds = new Map<string, number>();
+  const memberDirs = new Set<string>();
+  for (const k of members) {
+    const f = fold(result.name(k));
+    memberFolds.set(f, (memberFolds.get(f) ?? 0) + 1);
+    for (const d of leadingDirs(f)) memberDirs.add(d);
   }
-  for (const k of groups) names.add(result.display(k));
-  return [...names].sort();
+  const alone = (k: number): boolean => {
+    const f = fold(result.name(k));
+    return (
+      memberFolds.get(f) === 1 &&
+      !memberDirs.has(f) &&
+      !leadingDirs(f).some((d) => memberFolds.has(d))
+    );
+  };
+  const names = members.filter((k) => still.has(k) || !alone(k)).map((k) => result.display(k));
+  return names.sort();
 }
 
 /** The one-file conversion fields of a retried write of result entry k. */
@@ -292,12 +296,89 @@ function retryConversion(
   return { conversions: [{ crlf, ident, identInCore, encoding }], convert: Uint8Array.of(1) };
 }
 
-/** Whether every leading component of `rel` (latin1) is a real directory, links not followed. */
-function realParents(root: string, rel: string): boolean {
-  for (let s = rel.indexOf('/'); s > 0; s = rel.indexOf('/', s + 1)) {
-    if (!lstatSync(abs(root, rel.slice(0, s)), { throwIfNoEntry: false })?.isDirectory())
-      return false;
+/**
+ * Writes one entry as git's checkout_entry does when forced: leading components that are not
+ * real directories replaced (never followed), whatever is at the path removed, then the
+ * entry. Without leave to replace (a switch), anything in the way leaves it collided. Returns
+ * false if it is still collided.
+ */
+function rewrite(
+  odb: NativeOdb,
+  plan: Plan,
+  k: number,
+  size: number,
+  outcome: WriteOutcome,
+  settings: ExecuteSettings,
+  countBytes: boolean,
+): boolean {
+  const { result } = plan;
+  const { root } = settings;
+  const name = result.name(k);
+  const mode = result.modes[k]!;
+  const path = abs(root, name);
+  try {
+    for (const dir of leadingDirs(name)) {
+      const st = lstatSync(abs(root, dir), { throwIfNoEntry: false });
+      if (st?.isDirectory()) continue;
+      if (st) {
+        if (!plan.replaceInTheWay) return false;
+        unlinkSync(abs(root, dir));
+      }
+      mkdirSync(abs(root, dir));
+    }
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (st?.isDirectory()) {
+      if (mode === 0o160000) {
+        putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
+        return true;
+      }
+      if (!plan.replaceInTheWay) return false;
+      rmSync(path, { recursive: true, force: true });
+    } else if (st) {
+      unlinkSync(path);
+    }
+  } catch (err) {
+    if (COLLIDING.has(errCode(err) ?? '')) return false;
+    throw fromSystem(err, 'write', result.display(k));
   }
+  if (mode === 0o160000 || mode === 0o120000) {
+    try {
+      if (mode === 0o160000) {
+        mkdirSync(path);
+      } else {
+        const blob = readObject(odb, result.oidHex(k));
+        if (settings.symlinks) symlinkSync(blob.data, path);
+        else writeFileSync(path, blob.data, { flag: 'wx', mode: 0o666 });
+      }
+    } catch (err) {
+      if (COLLIDING.has(errCode(err) ?? '')) return false;
+      throw fromSystem(
+        err,
+        mode === 0o160000 ? 'create directory' : 'create symlink',
+        result.display(k),
+      );
+    }
+    putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
+    return true;
+  }
+  const res = odb.writeFiles({
+    root,
+    paths: Buffer.concat([result.pathBytes(k), Buffer.alloc(1)]),
+    oids: Buffer.from(result.oid(k)),
+    modes: Uint32Array.of(mode),
+    sizes: Float64Array.of(size),
+    streamThreshold: settings.streamThreshold,
+    sync: settings.sync,
+    ...retryConversion(settings.conversions, k),
+  });
+  for (const w of res.warnings) outcome.warnings.push({ index: k, message: w.message });
+  if (res.status[0] === FILE_FAILED) {
+    outcome.failures.push({ index: k, code: res.errors[0]!.code, message: res.errors[0]!.message });
+    return true;
+  }
+  if (res.status[0] === FILE_COLLIDED) return false;
+  outcome.stats.set(res.stats, k * STAT_WORDS);
+  if (countBytes) outcome.bytes += res.bytes;
   return true;
 }
 
