@@ -25,11 +25,15 @@
         "native/writer.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: an exception the addon cannot throw into an
+      # environment that is shutting down (process.exit() while a worker writes) is dropped,
+      # not turned into std::terminate (exit 134).
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_CPP_EXCEPTIONS",
         "NODE_ADDON_API_CPP_EXCEPTIONS_ALL",
-        "NODE_ADDON_API_DISABLE_DEPRECATED"
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
       ],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
@@ -37,7 +41,10 @@
       "libraries": ["-lz"],
       "conditions": [
         ["has_libdeflate=='true'", {
-          "defines": ["PCHECKOUT_LIBDEFLATE"],
+          # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: an exception the addon cannot throw into an
+      # environment that is shutting down (process.exit() while a worker writes) is dropped,
+      # not turned into std::terminate (exit 134).
+      "defines": ["PCHECKOUT_LIBDEFLATE"],
           "libraries": ["-ldeflate"]
         }],
         ["sanitize=='true'", {

@@ -8,7 +8,9 @@ import { readIndex, type IndexFile } from './index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from './index/racy.js';
 import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
+import { killPoint } from './kill-point.js';
 import { LockFile } from './lock.js';
+import { MAX_WORKERS } from './options.js';
 import { assertNoConversions } from './plan/attributes.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
@@ -24,7 +26,7 @@ import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
 import { removeBranchState } from './repo/state.js';
 import {
-  fsyncMode,
+  fsyncFromConfig,
   validate,
   validateMaterialize,
   type CheckoutOptions,
@@ -99,8 +101,15 @@ const MAX_NETWORK_WORKERS = 16;
 const CACHE_BYTES = 32 * 1024 * 1024; // delta-base cache per reader (main thread, each worker)
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
 
-function aborted(): PcheckoutError {
-  return new PcheckoutError('ERR_ABORTED', 'the checkout was aborted');
+/** The error of an aborted checkout; the signal's reason is its cause and named in the message. */
+function aborted(signal: AbortSignal): PcheckoutError {
+  const reason: unknown = signal.reason;
+  const why = reason instanceof Error ? reason.message : reason === undefined ? '' : String(reason);
+  return new PcheckoutError(
+    'ERR_ABORTED',
+    why === '' ? 'the checkout was aborted' : `the checkout was aborted: ${why}`,
+    { cause: reason },
+  );
 }
 
 /** What one run works on: a repository's own worktree and index, or a materialized directory. */
@@ -142,14 +151,19 @@ function chooseMode(job: Job, index: IndexFile | null): Mode {
   if (index === null && emptyWorktree(job.worktree)) return 'fresh';
   return settings.force || job.materialize ? 'force' : 'switch';
 }
+/**
+ * The worker count in force: the option, else checkout.workers, else the cores (more on a
+ * network filesystem). < 1 means one per core, as with git; whatever the source, at most
+ * MAX_WORKERS (the pool then starts no more threads than there are chunks).
+ */
 function configuredWorkers(repo: Repo, explicit: number | undefined, fs: FilesystemInfo): number {
   const cores = availableParallelism();
-  if (explicit !== undefined) return explicit < 1 ? cores : explicit;
-  const fromConfig = repo.config.getInt('checkout.workers');
-  if (fromConfig === undefined) {
+  const fromConfig = explicit === undefined ? repo.config.getInt('checkout.workers') : undefined;
+  const wanted = explicit ?? fromConfig;
+  if (wanted === undefined) {
     return fs.network ? Math.min(MAX_NETWORK_WORKERS, NETWORK_WORKERS_PER_CORE * cores) : cores;
   }
-  return fromConfig < 1 ? cores : fromConfig;
+  return Math.min(wanted < 1 ? cores : wanted, MAX_WORKERS);
 }
 
 /** The tree HEAD points at now (empty when HEAD is unborn): the "old tree" of a switch. */
@@ -167,13 +181,13 @@ function headTree(refs: Refs, odb: NativeOdb, protect: PathProtection): EntryLis
   return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid, protect);
 }
 
-/** Starts the pool on first use. */
+/** Starts the pool on first use, with as many threads as the writer asks for (≤ workers). */
 class LazyPool {
   private pool: WorkerPool | null = null;
   private starting: Promise<WorkerPool> | null = null;
 
   constructor(
-    private readonly workers: number,
+    readonly workers: number,
     private readonly repo: Repo,
   ) {}
 
@@ -181,8 +195,8 @@ class LazyPool {
     return this.pool;
   }
 
-  async get(): Promise<WorkerPool> {
-    this.starting ??= WorkerPool.start(this.workers, {
+  async start(threads: number): Promise<WorkerPool> {
+    this.starting ??= WorkerPool.start(Math.min(threads, this.workers), {
       objectDirs: this.repo.objectDirs,
       cacheBytes: CACHE_BYTES,
     }).then((pool) => (this.pool = pool));
@@ -214,22 +228,19 @@ function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
 async function run(job: Job): Promise<CheckoutSummary> {
   const { settings, repo } = job;
   const started = performance.now();
-  if (settings.signal?.aborted) throw aborted();
+  if (settings.signal?.aborted) throw aborted(settings.signal);
   const addon = loadAddon();
   // Before the lock is taken: a bad config value must not leave index.lock behind.
   const filesystem = detectFilesystem(job.worktree);
-  const fsync =
-    settings.fsync ??
-    fsyncMode('pcheckout.fsync (config)', repo.config.get('pcheckout.fsync')) ??
-    'none';
-  const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
-  let headUpdate: HeadUpdate | undefined;
-  let odb: NativeOdb | undefined;
+  const fsync = settings.fsync ?? fsyncFromConfig(repo.config.get('pcheckout.fsync')) ?? 'none';
   const workers = configuredWorkers(repo, settings.workers, filesystem);
   const threshold =
     settings.threshold ??
     repo.config.getInt('checkout.thresholdforparallelism') ??
     DEFAULT_THRESHOLD;
+  const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
+  let headUpdate: HeadUpdate | undefined;
+  let odb: NativeOdb | undefined;
   const pool = new LazyPool(workers, repo);
   try {
     // Open: the current index, the target, HEAD's lock.
@@ -249,6 +260,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
     if (moveHead) headUpdate = new HeadUpdate(refs, target);
+    killPoint();
 
     // Plan: target entries, the merge against index and worktree, blobs located.
     const protect = pathProtection(repo.config);
@@ -282,12 +294,13 @@ async function run(job: Job): Promise<CheckoutSummary> {
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
     if (usePool) odb.releaseCache();
     const planned = performance.now();
-    if (settings.signal?.aborted) throw aborted();
+    killPoint();
+    if (settings.signal?.aborted) throw aborted(settings.signal);
 
     // Write: removals, directories, files (in process or on the pool), links.
     const outcome = await execute(odb, plan, {
       root: job.worktree,
-      pool: usePool ? await pool.get() : null,
+      pool: usePool ? pool : null,
       streamThreshold: STREAM_THRESHOLD,
       sync: writerSync(fsync),
       concurrentDirs: filesystem.network,
@@ -295,7 +308,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
       onProgress: settings.onProgress,
       signal: settings.signal,
     });
-    if (settings.signal?.aborted) throw aborted();
+    if (settings.signal?.aborted) throw aborted(settings.signal);
     if (outcome.failures.length > 0) {
       const first = outcome.failures[0]!;
       const { result } = plan;
@@ -338,9 +351,14 @@ async function run(job: Job): Promise<CheckoutSummary> {
       // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
       indexLock.touch();
     }
+    killPoint();
+    // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
+    // the target and HEAD the old commit — a state git reads as staged changes, not damage.
     indexLock.commit(fsync !== 'none');
+    killPoint();
     const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
     headUpdate?.commit(oldOid, from, fsync !== 'none');
+    killPoint();
     if (job.materialize) writeMetadata(job, target!);
     else if (mode === 'switch' || mode === 'force') removeBranchState(repo);
     const headAfter = job.materialize ? undefined : refs.read('HEAD');

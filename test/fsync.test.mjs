@@ -279,8 +279,8 @@ describe('fsync option and config', () => {
     const dir = freshClone(src, { prefix: 'fsync-bad-config' });
     spawnSync('git', ['-C', dir, 'config', 'pcheckout.fsync', 'sometimes'], { env: gitEnv });
     await assert.rejects(checkout(dir, { racyWait: false }), {
-      code: 'ERR_INVALID_OPTION',
-      message: /for option pcheckout.fsync \(config\) but received 'sometimes'/,
+      code: 'ERR_BAD_CONFIG',
+      message: /bad pcheckout.fsync value 'sometimes'/,
     });
     assert.equal(fs.existsSync(path.join(dir, '.git', 'index.lock')), false, 'index.lock left');
     assert.equal(fs.existsSync(path.join(dir, 'a.txt')), false, 'nothing written');

@@ -19,13 +19,14 @@ import { FILE_COLLIDED, FILE_FAILED, type NativeOdb } from '../addon.js';
 import { PcheckoutError, fromSystem } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
+import { killPoint } from '../kill-point.js';
 import type { Plan } from '../plan/plan.js';
-import { writeFiles, type Progress, type WriteOutcome } from './write.js';
-import type { WorkerPool } from './pool.js';
+import { writeFiles, type PoolStarter, type Progress, type WriteOutcome } from './write.js';
 
 export interface ExecuteSettings {
   root: string;
-  pool: WorkerPool | null;
+  /** Starts the pool when the files go to it; null writes them in process. */
+  pool: PoolStarter | null;
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;
@@ -283,8 +284,10 @@ export async function execute(
   settings: ExecuteSettings,
 ): Promise<ExecuteOutcome> {
   removeOld(settings.root, plan);
+  killPoint();
   if (settings.concurrentDirs) await makeDirsConcurrently(settings.root, plan);
   else makeDirs(settings.root, plan);
+  killPoint();
   const outcome = await writeFiles(plan.result, plan.files, plan.replace, odb, {
     root: settings.root,
     pool: settings.pool,
@@ -295,6 +298,7 @@ export async function execute(
   });
   if (settings.signal?.aborted) return { ...outcome, collisions: [] };
   writeLinks(odb, plan, outcome, settings);
+  killPoint();
   const collisions = retryCollisions(odb, plan, outcome, settings);
   return { ...outcome, collisions };
 }

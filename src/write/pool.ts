@@ -1,16 +1,26 @@
 import type { Piscina } from 'piscina';
 import type { NativeWriteRequest, NativeWriteResult } from '../addon.js';
-import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
+import { PcheckoutError, fromNative } from '../errors.js';
 import type { WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
 
 /**
  * The Piscina pool, started once per checkout when the files to write are above the threshold.
+ * A worker that cannot start (no memory, no file descriptors left) fails the checkout with
+ * ERR_WORKER; it never reaches the process as an unhandled 'error' event.
  */
 export class WorkerPool {
+  private failure: unknown;
+  private destroyed: Promise<void> | undefined;
+
   private constructor(
     readonly threads: number,
     private readonly pool: Piscina<WorkerTask, WorkerResult>,
-  ) {}
+  ) {
+    // Piscina reports a worker that dies with no task (e.g. during its start) as an 'error'
+    // event; unheard, it would end the process. The first one fails the pool: the tasks in
+    // flight are rejected and the caller gets the reason.
+    pool.on('error', (err: unknown) => this.fail(err));
+  }
 
   /** Piscina is loaded here, on first use: a checkout below the threshold never pays for it. */
   static async start(threads: number, constants: WorkerConstants): Promise<WorkerPool> {
@@ -27,24 +37,38 @@ export class WorkerPool {
   }
 
   async write(request: NativeWriteRequest): Promise<NativeWriteResult> {
-    return this.run({ request });
+    if (this.failure !== undefined) throw poolError(this.failure);
+    let result: WorkerResult;
+    try {
+      result = await this.pool.run({ request });
+    } catch (err) {
+      throw poolError(this.failure ?? err);
+    }
+    // A coded error the worker caught (the addon's, e.g. the root vanished): rebuilt here.
+    if ('failure' in result) throw fromNative(result.failure, 'writing files failed');
+    return result;
   }
 
-  private async run(task: WorkerTask): Promise<WorkerResult> {
-    try {
-      return await this.pool.run(task);
-    } catch (err) {
-      // Coded errors come from the addon (the root vanished, …); anything else is the pool's.
-      if (isErrorCode((err as { code?: unknown })?.code)) throw fromNative(err, 'a worker failed');
-      throw new PcheckoutError(
-        'ERR_WORKER',
-        `a checkout worker failed: ${(err as Error)?.message ?? err}`,
-        { cause: err },
-      );
-    }
+  private fail(err: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = err;
+    void this.destroy();
   }
 
   async destroy(): Promise<void> {
-    await this.pool.destroy();
+    this.destroyed ??= this.pool.destroy().catch(() => {});
+    return this.destroyed;
   }
+}
+
+function poolError(err: unknown): PcheckoutError {
+  const message = String((err as Error)?.message ?? err);
+  const hint = /EMFILE|ENFILE|too many open files/i.test(message)
+    ? ' (out of file descriptors: raise the limit, ulimit -n, or use fewer workers)'
+    : /EAGAIN|ENOMEM|Resource temporarily unavailable/i.test(message)
+      ? ' (out of threads or memory: use fewer workers)'
+      : '';
+  return new PcheckoutError('ERR_WORKER', `a checkout worker failed: ${message}${hint}`, {
+    cause: err,
+  });
 }

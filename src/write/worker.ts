@@ -21,13 +21,21 @@ export interface WorkerTask {
   request: NativeWriteRequest;
 }
 
-export type WorkerResult = NativeWriteResult;
+/**
+ * A chunk's result, or why the whole chunk failed. The failure comes back as data: an Error
+ * crossing the thread boundary loses its `code` (structured clone keeps only name and message).
+ */
+export type WorkerResult = NativeWriteResult | { failure: { code: unknown; message: string } };
 
-const addon = loadAddon();
-const constants = workerData as WorkerConstants;
 let odb: NativeOdb | undefined;
 
 export default function run(task: WorkerTask): WorkerResult {
-  odb ??= new addon.Odb(constants.objectDirs, constants.cacheBytes);
-  return odb.writeFiles(task.request);
+  try {
+    const constants = workerData as WorkerConstants;
+    odb ??= new (loadAddon().Odb)(constants.objectDirs, constants.cacheBytes);
+    return odb.writeFiles(task.request);
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown };
+    return { failure: { code: e?.code, message: String(e?.message ?? err) } };
+  }
 }
