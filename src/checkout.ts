@@ -21,6 +21,7 @@ import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
 import { HeadUpdate } from './repo/head.js';
+import { explainMissing } from './repo/incomplete.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
@@ -408,6 +409,8 @@ async function run(job: Job): Promise<CheckoutSummary> {
         racyWait: round(waited),
       },
     };
+  } catch (err) {
+    throw explainMissing(err, repo);
   } finally {
     await pool.destroy();
     headUpdate?.rollback();

@@ -629,6 +629,9 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     else fileIdx.push(k);
   }
   const files = locateFiles(odb, result, fileIdx);
+  // Links are written last, but their targets are looked up now, with the files' blobs: a
+  // missing one fails the checkout before anything is written.
+  locateFiles(odb, result, symlinks);
   let fileBytes = 0;
   for (const f of files) fileBytes += f.size;
   const dirs = mode === 'fresh' ? dirsOfAll(result, writeFlags) : dirsToMake(result, writeFlags);
