@@ -10,6 +10,7 @@
         "native/base_cache.cc",
         "native/beneath.cc",
         "native/binding.cc",
+        "native/binding_worktree.cc",
         "native/common.cc",
         "native/delta.cc",
         "native/index_entries.cc",
@@ -22,6 +23,7 @@
         "native/stat.cc",
         "native/sync.cc",
         "native/tree.cc",
+        "native/worktree.cc",
         "native/writer.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

@@ -13,6 +13,8 @@
 #include "index_entries.h"
 #include "inflate.h"
 #include "beneath.h"
+#include "binding_util.h"
+#include "binding_worktree.h"
 #include "odb.h"
 #include "path_rules.h"
 #include "stat.h"
@@ -23,35 +25,12 @@
 namespace {
 
 using pc::Code;
-
-Napi::Error make_error(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Error err = Napi::Error::New(env, message);
-  err.Set("code", Napi::String::New(env, code));
-  return err;
-}
-
-[[noreturn]] void throw_native(Napi::Env env, const pc::Error& e) {
-  throw make_error(env, pc::code_name(e.code()), e.what());
-}
-
-// A request TypeScript validates first never gets here; if one does, it is a bug, reported as
-// such rather than cast into undefined behaviour.
-[[noreturn]] void throw_arg(Napi::Env env, const std::string& what) {
-  throw make_error(env, pc::code_name(Code::Internal), what);
-}
-
-// A JS number that must be an integer in [lo, hi], checked before it is cast: a NaN, an
-// infinity or an out-of-range double converted to an integer type is undefined behaviour.
-double integer_arg(Napi::Env env, const Napi::Value& v, double lo, double hi, const char* what) {
-  if (!v.IsNumber()) throw_arg(env, std::string(what) + " must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= lo && d <= hi) || d != static_cast<double>(static_cast<int64_t>(d)))
-    throw_arg(env, std::string(what) + " must be an integer from " + std::to_string(lo) + " to " +
-                       std::to_string(hi));
-  return d;
-}
-
-constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1
+using pc::binding::integer_arg;
+using pc::binding::kMaxSafeInteger;
+using pc::binding::make_error;
+using pc::binding::split_paths;
+using pc::binding::throw_arg;
+using pc::binding::throw_native;
 
 const uint8_t* oid_arg(const Napi::Value& v, Napi::Env env) {
   if (!v.IsBuffer() || v.As<Napi::Buffer<uint8_t>>().Length() != 20)
@@ -61,19 +40,6 @@ const uint8_t* oid_arg(const Napi::Value& v, Napi::Env env) {
 
 Napi::Buffer<uint8_t> copy_buffer(Napi::Env env, const void* data, size_t len) {
   return Napi::Buffer<uint8_t>::Copy(env, static_cast<const uint8_t*>(data), len);
-}
-
-// Splits a Buffer of NUL-terminated paths into pointers into it.
-void split_paths(Napi::Env env, const Napi::Value& v, std::vector<const char*>* out) {
-  if (!v.IsBuffer()) throw_arg(env, "paths must be a Buffer");
-  auto buf = v.As<Napi::Buffer<char>>();
-  const char* p = buf.Data();
-  size_t len = buf.Length();
-  if (len > 0 && p[len - 1] != '\0') throw_arg(env, "paths must end with a NUL");
-  for (size_t start = 0; start < len;) {
-    out->push_back(p + start);
-    start += std::strlen(p + start) + 1;
-  }
 }
 
 // The { root, paths, threads? } part shared by the path-batch requests (statFiles, fsyncPaths).
@@ -640,6 +606,8 @@ class Addon : public Napi::Addon<Addon> {
   Addon(Napi::Env env, Napi::Object exports) {
     DefineAddon(exports, {
                              InstanceValue("Odb", OdbWrap::Define(env), napi_enumerable),
+                             InstanceValue("Worktree", pc::binding::define_worktree(env),
+                                           napi_enumerable),
                              InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
                                            napi_enumerable),
                              InstanceMethod<&Addon::Stat>("statFiles", napi_enumerable),

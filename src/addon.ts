@@ -94,8 +94,30 @@ export interface NativeOdb {
   close(): void;
 }
 
+/**
+ * A worktree's root as a directory handle (see write/worktree.ts): paths are Buffers of their
+ * exact bytes, relative; results are errno numbers (0 = done) rather than exceptions.
+ */
+export interface NativeWorktree {
+  mkdir(path: Buffer): number;
+  /** NUL-terminated paths, made on up to `threads` native threads: one errno each. */
+  mkdirMany(paths: Buffer, threads: number): Int32Array;
+  unlink(path: Buffer): number;
+  rmdir(path: Buffer): number;
+  removeTree(path: Buffer): number;
+  symlink(target: Buffer, path: Buffer): number;
+  /** Fills `out` (statWords words) when it returns 0. */
+  lstat(path: Buffer, out: Uint32Array): number;
+  readlink(path: Buffer): Buffer | number;
+  list(path: Buffer): { names: Buffer; dirs: Uint8Array } | number;
+  /** A descriptor (the caller closes it) or -errno. */
+  open(path: Buffer, how: 'read' | 'create', perm: number): number;
+  close(): void;
+}
+
 export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
+  Worktree: new (root: string) => NativeWorktree;
   statFiles(req: NativeStatRequest): NativeStatResult;
   /** The entries of an index file (its first `end` bytes, header included) as flat arrays. */
   parseIndexEntries(

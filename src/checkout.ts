@@ -38,6 +38,7 @@ import { syncBarrier, writerSync, type FsyncSummary } from './write/durability.j
 import { execute } from './write/execute.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorkerPool } from './write/pool.js';
+import { WorktreeDir } from './worktree.js';
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
 export type { FsyncMode, FsyncSummary } from './write/durability.js';
@@ -242,6 +243,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
   const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
   let headUpdate: HeadUpdate | undefined;
   let odb: NativeOdb | undefined;
+  let worktree: WorktreeDir | undefined;
   const pool = new LazyPool(workers, repo);
   try {
     // Open: the current index, the target, HEAD's lock.
@@ -252,6 +254,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
     } catch (err) {
       throw fromNative(err, 'cannot open the object database');
     }
+    const wt = (worktree = new WorktreeDir(addon, job.worktree));
     const refs = new Refs(repo);
     const target: Resolved | null =
       mode === 'restore'
@@ -289,7 +292,11 @@ async function run(job: Job): Promise<CheckoutSummary> {
       isIgnored: job.materialize ? () => false : lazyExcludes(repo),
       pathspec: job.materialize ? null : pathspec,
       inCone: cone ? (path) => inCone(cone, path) : null,
-      probe: async (req) => probe(addon, req),
+      probe: async (req) => probe(addon, req, wt),
+      listDir: (dir) => {
+        const list = wt.list(dir);
+        return typeof list === 'string' ? null : list;
+      },
     });
     const usePool = workers > 1 && plan.files.length > threshold;
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
@@ -301,6 +308,8 @@ async function run(job: Job): Promise<CheckoutSummary> {
     // Write: removals, directories, files (in process or on the pool), links.
     const outcome = await execute(odb, plan, {
       root: job.worktree,
+      worktree: wt,
+      dirThreads: workers,
       pool: usePool ? pool : null,
       streamThreshold: STREAM_THRESHOLD,
       sync: writerSync(fsync),
@@ -416,6 +425,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
     headUpdate?.rollback();
     indexLock.rollback();
     odb?.close();
+    worktree?.close();
   }
 }
 

@@ -6,7 +6,8 @@
  * isolates, which a Piscina task would pay for a job of microseconds per path.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
+import type { WorktreeDir } from '../worktree.js';
 import { STAT_ABSENT, STAT_PRESENT, VERDICT_CLEAN, VERDICT_HASH, type Addon } from '../addon.js';
 import { STAT_WORDS } from '../index/write.js';
 
@@ -73,14 +74,10 @@ export function blobId(data: Buffer): Buffer {
 
 const READ_CHUNK = 1 << 20;
 
-/** The blob id of a regular file's content, read without following a final symlink. */
-function hashFile(path: Buffer): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
+/** The blob id of a regular file's content, read without following a symlink anywhere. */
+function hashFile(wt: WorktreeDir, rel: string): Buffer | undefined {
+  const fd = wt.openRead(rel);
+  if (typeof fd === 'string') return undefined;
   try {
     const size = fstatSync(fd).size;
     const hash = createHash('sha1').update(`blob ${size}\0`);
@@ -100,15 +97,12 @@ function hashFile(path: Buffer): Buffer | undefined {
   }
 }
 
-function hashLink(path: Buffer): Buffer | undefined {
-  try {
-    return blobId(readlinkSync(path, { encoding: 'buffer' }));
-  } catch {
-    return undefined;
-  }
+function hashLink(wt: WorktreeDir, rel: string): Buffer | undefined {
+  const target = wt.readlink(rel);
+  return typeof target === 'string' ? undefined : blobId(target);
 }
 
-export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
+export function probe(addon: Addon, req: ProbeRequest, wt: WorktreeDir): ProbeResult {
   const { stats, status, verdict } = addon.statFiles({
     root: req.root,
     paths: req.paths,
@@ -139,11 +133,10 @@ export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
   }
   // Only a hash can tell for these (racy, or times changed but not the size): few, usually.
   if (hashCandidates.length > 0) {
-    const prefix = Buffer.from(`${req.root}/`);
     const starts = pathStarts(req.paths, n);
     for (const i of hashCandidates) {
-      const full = Buffer.concat([prefix, req.paths.subarray(starts[i]!, starts[i + 1]! - 1)]);
-      const id = kinds[i] === KIND_SYMLINK ? hashLink(full) : hashFile(full);
+      const rel = req.paths.toString('latin1', starts[i]!, starts[i + 1]! - 1);
+      const id = kinds[i] === KIND_SYMLINK ? hashLink(wt, rel) : hashFile(wt, rel);
       if (id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20))) {
         clean[i] = 1;
         hashed[i] = 1;

@@ -4,27 +4,19 @@
  * process or on the pool), and symlinks and gitlinks last, on this thread, so that no link
  * made during the writes can redirect one.
  */
-import {
-  lstatSync,
-  mkdirSync,
-  rmSync,
-  rmdirSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync,
-  type BigIntStats,
-} from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { FILE_COLLIDED, FILE_FAILED, type NativeOdb } from '../addon.js';
-import { PcheckoutError, fromSystem } from '../errors.js';
+import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
 import { killPoint } from '../kill-point.js';
 import type { Plan } from '../plan/plan.js';
 import { writeFiles, type PoolStarter, type Progress, type WriteOutcome } from './write.js';
+import type { WorktreeDir } from '../worktree.js';
 
 export interface ExecuteSettings {
   root: string;
+  /** The same root as a directory handle: every path operation goes through it. */
+  worktree: WorktreeDir;
   /** Starts the pool when the files go to it; null writes them in process. */
   pool: PoolStarter | null;
   streamThreshold: number;
@@ -32,9 +24,11 @@ export interface ExecuteSettings {
   sync: number;
   /**
    * Make the directories of each depth concurrently (a network filesystem, where each mkdir
-   * waits for the server); else one by one, which is cheaper on a local disk.
+   * waits for the server), on dirThreads native threads; else one by one, which is cheaper on
+   * a local disk.
    */
   concurrentDirs?: boolean;
+  dirThreads: number;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
   onProgress: ((p: Progress) => void) | undefined;
@@ -46,61 +40,53 @@ export interface ExecuteOutcome extends WriteOutcome {
   collisions: string[];
 }
 
-const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR']);
-
-function abs(root: string, rel: string): Buffer {
-  return Buffer.concat([Buffer.from(`${root}/`), Buffer.from(rel, 'latin1')]);
-}
+// Nothing of ours there: gone, or a leading component is a file or a link (never followed).
+const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
 
 const display = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
 
-function errCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException)?.code;
-}
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+const isDir = (mode: number | string): boolean =>
+  typeof mode === 'number' && (mode & S_IFMT) === S_IFDIR;
 
-function removeOld(root: string, plan: Plan): void {
+function removeOld(wt: WorktreeDir, plan: Plan): void {
   for (const { path, dir } of plan.deletes) {
-    try {
-      if (dir) rmdirSync(abs(root, path));
-      else unlinkSync(abs(root, path));
-    } catch (err) {
-      const code = errCode(err);
-      // A submodule directory that is not empty stays, as with git.
-      if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) continue;
-      if (!ENOENT_LIKE.has(code ?? '')) throw fromSystem(err, 'remove', display(path));
-    }
+    const code = dir ? wt.rmdir(path) : wt.unlink(path);
+    if (code === null) continue;
+    // A submodule directory that is not empty stays, as with git.
+    if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) continue;
+    if (!ENOENT_LIKE.has(code)) throw wt.error(code, 'remove', path);
   }
   for (const dir of plan.rmdirs) {
-    try {
-      rmdirSync(abs(root, dir));
-    } catch {
-      /* not empty (untracked or ignored files stay), or already gone */
-    }
+    wt.rmdir(dir); // not empty (untracked or ignored files stay), or already gone
   }
   for (const path of plan.clears) {
-    try {
-      rmSync(abs(root, path), { recursive: true, force: true });
-    } catch (err) {
-      throw fromSystem(err, 'remove', display(path));
-    }
+    const code = wt.removeTree(path);
+    if (code !== null) throw wt.error(code, 'remove', path);
   }
 }
 
 /**
  * Makes the directories, parents first. One that exists must be a real directory: a file or
- * symlink in its place is replaced when the plan allows it, else the checkout stops here.
+ * symlink in its place (or in place of one of its parents) is replaced when the plan allows
+ * it, else the checkout stops here.
  */
-function makeDirs(root: string, plan: Plan): void {
-  const make = (rel: string): void => {
-    const path = abs(root, rel);
-    try {
-      mkdirSync(path);
-      return;
-    } catch (err) {
-      if (errCode(err) !== 'EEXIST') throw fromSystem(err, 'create directory', display(rel));
+function makeDirs(wt: WorktreeDir, plan: Plan, dirs: readonly string[], gitlinks: number[]): void {
+  const make = (rel: string, again = false): void => {
+    const code = wt.mkdir(rel);
+    if (code === null) return;
+    if ((code === 'ELOOP' || code === 'ENOTDIR') && !again) {
+      // A leading component is a symlink or a file: make it a real directory first.
+      const slash = rel.lastIndexOf('/');
+      if (slash > 0) {
+        make(rel.slice(0, slash));
+        make(rel, true);
+        return;
+      }
     }
-    // Parents were checked first, so this lstat cannot pass through a link.
-    if (lstatSync(path).isDirectory()) return;
+    if (code !== 'EEXIST') throw wt.error(code, 'create directory', rel);
+    if (isDir(wt.lstatMode(rel))) return;
     if (!plan.replaceInTheWay) {
       throw new PcheckoutError(
         'ERR_WOULD_OVERWRITE',
@@ -108,54 +94,38 @@ function makeDirs(root: string, plan: Plan): void {
         { path: display(rel), paths: [display(rel)] },
       );
     }
-    try {
-      unlinkSync(path);
-      mkdirSync(path);
-    } catch (err) {
-      throw fromSystem(err, 'create directory', display(rel));
-    }
+    const replaced = wt.unlink(rel) ?? wt.mkdir(rel);
+    if (replaced !== null) throw wt.error(replaced, 'create directory', rel);
   };
-  for (const dir of plan.dirs) make(dir);
-  for (const k of plan.gitlinks) make(plan.result.name(k));
+  for (const dir of dirs) make(dir);
+  for (const k of gitlinks) make(plan.result.name(k));
 }
 
 /**
- * The directories of each depth at once (libuv's threads overlap the round trips), parents'
- * depth first; any that was not simply created (something there) goes through makeDirs' checks.
+ * The directories of each depth at once on native threads (their round trips overlap on a
+ * network filesystem), parents' depth first; any that was not simply created (something
+ * there) goes through makeDirs' checks.
  */
-async function makeDirsConcurrently(root: string, plan: Plan): Promise<void> {
+function makeDirsConcurrently(wt: WorktreeDir, plan: Plan, threads: number): void {
   const byDepth: string[][] = [];
   for (const dir of plan.dirs) {
     let depth = 0;
     for (let i = dir.indexOf('/'); i >= 0; i = dir.indexOf('/', i + 1)) depth++;
     (byDepth[depth] ??= []).push(dir);
   }
-  const rest: string[] = [];
   for (const level of byDepth) {
     if (!level) continue;
-    const results = await Promise.allSettled(level.map((dir) => mkdir(abs(root, dir))));
-    results.forEach((r, i) => {
-      if (r.status === 'rejected') rest.push(level[i]!);
-    });
+    const results = wt.mkdirMany(level, threads);
     // Whatever failed is retried with the checks (in order, parents first) before going deeper.
-    if (rest.length > 0) makeDirs(root, { ...plan, dirs: rest.splice(0), gitlinks: [] });
+    const rest = level.filter((_, i) => results[i] !== null);
+    if (rest.length > 0) makeDirs(wt, plan, rest, []);
   }
-  makeDirs(root, { ...plan, dirs: [] });
+  makeDirs(wt, plan, [], plan.gitlinks);
 }
 
-function putStat(stats: Uint32Array, i: number, st: BigIntStats): void {
-  const w = (v: bigint): number => Number(v & 0xffffffffn);
-  const base = i * STAT_WORDS;
-  stats[base] = w(st.ctimeNs / 1_000_000_000n);
-  stats[base + 1] = w(st.ctimeNs % 1_000_000_000n);
-  stats[base + 2] = w(st.mtimeNs / 1_000_000_000n);
-  stats[base + 3] = w(st.mtimeNs % 1_000_000_000n);
-  stats[base + 4] = w(st.dev);
-  stats[base + 5] = w(st.ino);
-  stats[base + 6] = w(st.mode);
-  stats[base + 7] = w(st.uid);
-  stats[base + 8] = w(st.gid);
-  stats[base + 9] = w(st.size);
+function statInto(wt: WorktreeDir, stats: Uint32Array, k: number, rel: string): void {
+  const code = wt.lstatInto(rel, stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS));
+  if (code !== null) throw wt.error(code, 'stat', rel);
 }
 
 /** Symlinks go last and on this thread: a link made while workers write could redirect them. */
@@ -166,6 +136,7 @@ function writeLinks(
   settings: ExecuteSettings,
 ): void {
   const { result } = plan;
+  const wt = settings.worktree;
   for (const k of plan.symlinks) {
     const blob = readObject(odb, result.oidHex(k));
     if (blob.type !== 'blob') {
@@ -175,32 +146,20 @@ function writeLinks(
         { oid: result.oidHex(k), path: result.display(k) },
       );
     }
-    const path = abs(settings.root, result.name(k));
-    try {
-      if (plan.replace[k] === 1) unlinkIfThere(path);
-      if (settings.symlinks) symlinkSync(blob.data, path);
-      else writeFileSync(path, blob.data, { flag: 'wx', mode: 0o666 });
-    } catch (err) {
-      const code = errCode(err);
-      if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') {
-        outcome.collided.push(k);
-        continue;
-      }
-      throw fromSystem(err, 'create symlink', result.display(k));
+    const rel = result.name(k);
+    let code = plan.replace[k] === 1 ? wt.unlink(rel) : null;
+    if (code !== null && ENOENT_LIKE.has(code)) code = null;
+    if (code === null) {
+      code = settings.symlinks ? wt.symlink(blob.data, rel) : wt.writeNew(rel, blob.data, 0o666);
     }
-    putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
+    if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ELOOP') {
+      outcome.collided.push(k);
+      continue;
+    }
+    if (code !== null) throw wt.error(code, 'create symlink', rel);
+    statInto(wt, outcome.stats, k, rel);
   }
-  for (const k of plan.gitlinks) {
-    putStat(outcome.stats, k, lstatSync(abs(settings.root, result.name(k)), { bigint: true }));
-  }
-}
-
-function unlinkIfThere(path: Buffer): void {
-  try {
-    unlinkSync(path);
-  } catch (err) {
-    if (!ENOENT_LIKE.has(errCode(err) ?? '')) throw err;
-  }
+  for (const k of plan.gitlinks) statInto(wt, outcome.stats, k, result.name(k));
 }
 
 /**
@@ -216,6 +175,7 @@ function retryCollisions(
 ): string[] {
   if (outcome.collided.length === 0) return [];
   const { result } = plan;
+  const wt = settings.worktree;
   const sizes = new Map(plan.files.map((f) => [f.index, f.size]));
   const groups: number[] = [];
   for (const k of outcome.collided) {
@@ -223,18 +183,14 @@ function retryCollisions(
       groups.push(k);
       continue;
     }
-    const path = abs(settings.root, result.name(k));
-    let wasDir = false;
-    try {
-      // Never through a link: a leading component that is not a real directory (a symlink
-      // made since, on a case-insensitive filesystem) leaves the entry collided.
-      if (!realParents(settings.root, result.name(k))) throw new Error('not a real directory');
-      const st = lstatSync(path);
-      wasDir = st.isDirectory();
-      if (!wasDir) unlinkSync(path);
-      else if (plan.replaceInTheWay) rmSync(path, { recursive: true, force: true });
-    } catch {
-      /* nothing there (a leading component was in the way) */
+    const rel = result.name(k);
+    // Never through a link: a leading component that is not a real directory (a symlink
+    // made since, on a case-insensitive filesystem) fails the lstat and leaves it collided.
+    const mode = wt.lstatMode(rel);
+    const wasDir = isDir(mode);
+    if (typeof mode === 'number') {
+      if (!wasDir) wt.unlink(rel);
+      else if (plan.replaceInTheWay) wt.removeTree(rel);
     }
     const res = odb.writeFiles({
       root: settings.root,
@@ -269,24 +225,15 @@ function retryCollisions(
   return [...names].sort();
 }
 
-/** Whether every leading component of `rel` (latin1) is a real directory, links not followed. */
-function realParents(root: string, rel: string): boolean {
-  for (let s = rel.indexOf('/'); s > 0; s = rel.indexOf('/', s + 1)) {
-    if (!lstatSync(abs(root, rel.slice(0, s)), { throwIfNoEntry: false })?.isDirectory())
-      return false;
-  }
-  return true;
-}
-
 export async function execute(
   odb: NativeOdb,
   plan: Plan,
   settings: ExecuteSettings,
 ): Promise<ExecuteOutcome> {
-  removeOld(settings.root, plan);
+  removeOld(settings.worktree, plan);
   killPoint();
-  if (settings.concurrentDirs) await makeDirsConcurrently(settings.root, plan);
-  else makeDirs(settings.root, plan);
+  if (settings.concurrentDirs) makeDirsConcurrently(settings.worktree, plan, settings.dirThreads);
+  else makeDirs(settings.worktree, plan, plan.dirs, plan.gitlinks);
   killPoint();
   const outcome = await writeFiles(plan.result, plan.files, plan.replace, odb, {
     root: settings.root,
