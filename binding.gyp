@@ -37,9 +37,11 @@
         "NODE_ADDON_API_DISABLE_DEPRECATED",
         "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
       ],
+      # No -O flag here: the optimization level is the configuration's (node's common.gypi:
+      # -O3 for Release, -O0 for Debug; the sanitizer build below asks for -O1).
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
-      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-O2"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra"],
       "libraries": ["-lz"],
       "conditions": [
         ["has_libdeflate=='true'", {
