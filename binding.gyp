@@ -10,6 +10,7 @@
         "native/base_cache.cc",
         "native/beneath.cc",
         "native/binding.cc",
+        "native/binding_worktree.cc",
         "native/common.cc",
         "native/convert.cc",
         "native/delta.cc",
@@ -23,22 +24,32 @@
         "native/stat.cc",
         "native/sync.cc",
         "native/tree.cc",
+        "native/worktree.cc",
         "native/writer.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: an exception the addon cannot throw into an
+      # environment that is shutting down (process.exit() while a worker writes) is dropped,
+      # not turned into std::terminate (exit 134).
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_CPP_EXCEPTIONS",
         "NODE_ADDON_API_CPP_EXCEPTIONS_ALL",
-        "NODE_ADDON_API_DISABLE_DEPRECATED"
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
       ],
+      # No -O flag here: the optimization level is the configuration's (node's common.gypi:
+      # -O3 for Release, -O0 for Debug; the sanitizer build below asks for -O1).
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
-      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra", "-O2"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra"],
       "libraries": ["-lz"],
       "conditions": [
         ["has_libdeflate=='true'", {
-          "defines": ["PCHECKOUT_LIBDEFLATE"],
+          # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: an exception the addon cannot throw into an
+      # environment that is shutting down (process.exit() while a worker writes) is dropped,
+      # not turned into std::terminate (exit 134).
+      "defines": ["PCHECKOUT_LIBDEFLATE"],
           "libraries": ["-ldeflate"]
         }],
         ["sanitize=='true'", {

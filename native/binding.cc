@@ -15,6 +15,8 @@
 #include "mapped_file.h"
 #include "inflate.h"
 #include "beneath.h"
+#include "binding_util.h"
+#include "binding_worktree.h"
 #include "odb.h"
 #include "path_rules.h"
 #include "stat.h"
@@ -25,20 +27,12 @@
 namespace {
 
 using pc::Code;
-
-Napi::Error make_error(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Error err = Napi::Error::New(env, message);
-  err.Set("code", Napi::String::New(env, code));
-  return err;
-}
-
-[[noreturn]] void throw_native(Napi::Env env, const pc::Error& e) {
-  throw make_error(env, pc::code_name(e.code()), e.what());
-}
-
-[[noreturn]] void throw_arg(Napi::Env env, const std::string& what) {
-  throw make_error(env, "ERR_NATIVE_ARGUMENT", what);
-}
+using pc::binding::integer_arg;
+using pc::binding::kMaxSafeInteger;
+using pc::binding::make_error;
+using pc::binding::split_paths;
+using pc::binding::throw_arg;
+using pc::binding::throw_native;
 
 const uint8_t* oid_arg(const Napi::Value& v, Napi::Env env) {
   if (!v.IsBuffer() || v.As<Napi::Buffer<uint8_t>>().Length() != 20)
@@ -50,19 +44,6 @@ Napi::Buffer<uint8_t> copy_buffer(Napi::Env env, const void* data, size_t len) {
   return Napi::Buffer<uint8_t>::Copy(env, static_cast<const uint8_t*>(data), len);
 }
 
-// Splits a Buffer of NUL-terminated paths into pointers into it.
-void split_paths(Napi::Env env, const Napi::Value& v, std::vector<const char*>* out) {
-  if (!v.IsBuffer()) throw_arg(env, "paths must be a Buffer");
-  auto buf = v.As<Napi::Buffer<char>>();
-  const char* p = buf.Data();
-  size_t len = buf.Length();
-  if (len > 0 && p[len - 1] != '\0') throw_arg(env, "paths must end with a NUL");
-  for (size_t start = 0; start < len;) {
-    out->push_back(p + start);
-    start += std::strlen(p + start) + 1;
-  }
-}
-
 // The { root, paths, threads? } part shared by the path-batch requests (statFiles, fsyncPaths).
 void parse_path_batch(Napi::Env env, const Napi::Object& o, std::string* root,
                       std::vector<const char*>* paths, size_t* threads) {
@@ -72,10 +53,7 @@ void parse_path_batch(Napi::Env env, const Napi::Object& o, std::string* root,
   split_paths(env, o.Get("paths"), paths);
   Napi::Value t = o.Get("threads");
   if (t.IsUndefined()) return;
-  if (!t.IsNumber()) throw_arg(env, "threads must be a number");
-  double n = t.As<Napi::Number>().DoubleValue();
-  if (!(n >= 1 && n <= 1024)) throw_arg(env, "threads must be between 1 and 1024");
-  *threads = static_cast<size_t>(n);
+  *threads = static_cast<size_t>(integer_arg(env, t, 1, 1024, "threads"));
 }
 
 // statFiles({ root, paths, threads? }) -> { stats: Uint32Array, status: Int32Array }: lstat of
@@ -107,9 +85,7 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
         stats.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
         stats.As<Napi::Uint32Array>().ElementLength() != n * pc::kStatWords)
       throw_arg(env, "expect.stats must be a Uint32Array, statWords per path");
-    if (!racy.IsNumber()) throw_arg(env, "expect.racySeconds must be a number");
-    double r = racy.As<Napi::Number>().DoubleValue();
-    if (!(r >= 0 && r <= 4294967295.0)) throw_arg(env, "expect.racySeconds out of range");
+    double r = integer_arg(env, racy, 0, 4294967295.0, "expect.racySeconds");
     req.expect.compare = compare.As<Napi::Uint8Array>().Data();
     req.expect.modes = modes.As<Napi::Uint32Array>().Data();
     req.expect.stats = stats.As<Napi::Uint32Array>().Data();
@@ -144,17 +120,12 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
 // index_entries.h); the header, checksum and extensions are read in TypeScript.
 Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsBuffer() || !info[1].IsNumber() || !info[2].IsNumber() ||
-      !info[3].IsNumber())
+  if (info.Length() < 4 || !info[0].IsBuffer())
     throw_arg(env, "parseIndexEntries(file: Buffer, end, version, count)");
   auto file = info[0].As<Napi::Buffer<uint8_t>>();
-  double end = info[1].As<Napi::Number>().DoubleValue();
-  double version = info[2].As<Napi::Number>().DoubleValue();
-  double count = info[3].As<Napi::Number>().DoubleValue();
-  if (!(end >= 0 && end <= static_cast<double>(file.Length())))
-    throw_arg(env, "end must lie within the file");
-  if (version != 2 && version != 3 && version != 4) throw_arg(env, "version must be 2, 3 or 4");
-  if (!(count >= 0 && count <= 4294967295.0)) throw_arg(env, "count out of range");
+  double end = integer_arg(env, info[1], 0, static_cast<double>(file.Length()), "end");
+  double version = integer_arg(env, info[2], 2, 4, "version");
+  double count = integer_arg(env, info[3], 0, 4294967295.0, "count");
   size_t n = static_cast<size_t>(count);
   size_t fileEnd = static_cast<size_t>(end);
   // The arrays are JavaScript's from the start: the parser writes into them, nothing is copied.
@@ -241,13 +212,16 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// The protection bits of verifyPath(s)/walkTree: 1 core.protectNTFS, 2 core.protectHFS.
+// The protection bits of verifyPath(s)/walkTree: core.protectNTFS, core.protectHFS.
+constexpr int kProtectNtfs = 1;
+constexpr int kProtectHfs = 2;
+
 pc::PathProtection protection_arg(Napi::Env env, const Napi::Value& v) {
-  if (!v.IsNumber()) throw_arg(env, "protect must be a number (1 NTFS | 2 HFS)");
-  uint32_t bits = v.As<Napi::Number>().Uint32Value();
+  auto bits = static_cast<uint32_t>(
+      integer_arg(env, v, 0, kProtectNtfs | kProtectHfs, "protect (1 NTFS | 2 HFS)"));
   pc::PathProtection p;
-  p.ntfs = (bits & 1) != 0;
-  p.hfs = (bits & 2) != 0;
+  p.ntfs = (bits & kProtectNtfs) != 0;
+  p.hfs = (bits & kProtectHfs) != 0;
   return p;
 }
 
@@ -263,10 +237,10 @@ Napi::Value rule_to_js(Napi::Env env, pc::PathRule rule, size_t index) {
 // verifyPath(path: Buffer, mode: number, protect: number) -> null | { index: 0, rule, text }
 Napi::Value VerifyPath(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsBuffer() || !info[1].IsNumber()) throw_arg(env, "verifyPath(path, mode, protect)");
+  if (!info[0].IsBuffer()) throw_arg(env, "verifyPath(path, mode, protect)");
   auto buf = info[0].As<Napi::Buffer<char>>();
   std::string path(buf.Data(), buf.Length());  // NUL-terminated copy: the rules look ahead
-  uint32_t mode = info[1].As<Napi::Number>().Uint32Value();
+  auto mode = static_cast<uint32_t>(integer_arg(env, info[1], 0, 4294967295.0, "mode"));
   return rule_to_js(env, pc::verify_path(path.c_str(), path.size(), mode,
                                          protection_arg(env, info[2])), 0);
 }
@@ -364,7 +338,6 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
   if (!sizes.IsTypedArray() ||
       sizes.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
     throw_arg(env, "sizes must be a Float64Array");
-  if (!threshold.IsNumber()) throw_arg(env, "streamThreshold must be a number");
   Napi::Value flags = o.Get("flags");
   if (!flags.IsUndefined() &&
       (!flags.IsTypedArray() || flags.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array))
@@ -378,6 +351,10 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
   auto sarr = sizes.As<Napi::Float64Array>();
   if (obuf.Length() != n * 20 || marr.ElementLength() != n || sarr.ElementLength() != n)
     throw_arg(env, "paths, oids, modes and sizes differ in length");
+  for (size_t i = 0; i < n; i++) {
+    double size = sarr[i];
+    if (!(size >= 0 && size <= kMaxSafeInteger)) throw_arg(env, "sizes must be whole byte counts");
+  }
   req.oids = obuf.Data();
   req.modes = marr.Data();
   req.sizes = sarr.Data();
@@ -405,16 +382,12 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
   }
   Napi::Value sync = o.Get("sync");
   if (!sync.IsUndefined()) {
-    if (!sync.IsNumber()) throw_arg(env, "sync must be a number");
-    double m = sync.As<Napi::Number>().DoubleValue();
-    if (m != pc::kSyncNone && m != pc::kSyncFile && m != pc::kSyncStart)
-      throw_arg(env, "sync must be 0 (none), 1 (fsync) or 2 (start writeback)");
+    double m = integer_arg(env, sync, pc::kSyncNone, pc::kSyncStart,
+                           "sync (0 none, 1 fsync, 2 start writeback)");
     req.sync = static_cast<pc::SyncMode>(static_cast<uint8_t>(m));
   }
-  double t = threshold.As<Napi::Number>().DoubleValue();
-  // Checked before the cast: a NaN or out-of-range double converted to an integer is UB.
-  if (!(t >= 0 && t <= 9007199254740992.0)) throw_arg(env, "streamThreshold out of range");
-  req.stream_threshold = static_cast<uint64_t>(t);
+  req.stream_threshold =
+      static_cast<uint64_t>(integer_arg(env, threshold, 0, kMaxSafeInteger, "streamThreshold"));
   return parsed;
 }
 
@@ -532,7 +505,7 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
 
   explicit OdbWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<OdbWrap>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber())
+    if (info.Length() < 2 || !info[0].IsArray())
       throw_arg(env, "new Odb(objectDirs: string[], cacheBytes: number)");
     Napi::Array arr = info[0].As<Napi::Array>();
     std::vector<std::string> dirs;
@@ -541,18 +514,17 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
       if (!d.IsString()) throw_arg(env, "object directories must be strings");
       dirs.push_back(d.As<Napi::String>().Utf8Value());
     }
-    double budget = info[1].As<Napi::Number>().DoubleValue();
+    double budget = integer_arg(env, info[1], 0, kMaxSafeInteger, "cacheBytes");
     try {
-      odb_ = std::make_unique<pc::Odb>(std::move(dirs),
-                                       budget > 0 ? static_cast<size_t>(budget) : 0);
+      odb_ = std::make_unique<pc::Odb>(std::move(dirs), static_cast<size_t>(budget));
     } catch (const pc::Error& e) {
       throw_native(env, e);
     }
   }
 
   pc::Odb& odb(Napi::Env env) {
-    if (!odb_) throw make_error(env, "ERR_CLOSED", "the object database is closed");
-    if (busy_) throw make_error(env, "ERR_BUSY", "the object database is busy writing");
+    if (!odb_) throw_arg(env, "the object database is closed");
+    if (busy_) throw_arg(env, "the object database is busy writing");
     return *odb_;
   }
   void set_busy(bool b) { busy_ = b; }
@@ -679,7 +651,7 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    if (busy_) throw make_error(info.Env(), "ERR_BUSY", "the object database is busy writing");
+    if (busy_) throw_arg(info.Env(), "the object database is busy writing");
     odb_.reset();
     return info.Env().Undefined();
   }
@@ -711,8 +683,50 @@ void WriteWorker::OnOK() {
 
 void WriteWorker::OnError(const Napi::Error& e) {
   owner_->set_busy(false);
-  deferred_.Reject(make_error(Env(), code_.empty() ? "ERR_NATIVE" : code_.c_str(), e.Message())
+  deferred_.Reject(make_error(Env(), code_.empty() ? pc::code_name(Code::Internal) : code_.c_str(), e.Message())
                        .Value());
+}
+
+// The names of every error code native code can report (see common.h).
+Napi::Array error_codes(Napi::Env env) {
+  Napi::Array out = Napi::Array::New(env);
+  uint32_t i = 0;
+  for (Code c : pc::kAllCodes) out.Set(i++, Napi::String::New(env, pc::code_name(c)));
+  return out;
+}
+
+Napi::Object numbers(Napi::Env env, std::initializer_list<std::pair<const char*, int>> list) {
+  Napi::Object o = Napi::Object::New(env);
+  for (const auto& [name, value] : list) o.Set(name, Napi::Number::New(env, value));
+  return o;
+}
+
+// The layouts and constants TypeScript reads or writes (src/addon.ts checks them at load):
+// the stat words, per-file and per-path statuses, verdicts, write flags, sync modes and the
+// path-protection bits.
+Napi::Object layout(Napi::Env env) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("statWords", Napi::Number::New(env, static_cast<double>(pc::kStatWords)));
+  Napi::Array fields = Napi::Array::New(env, pc::kStatWords);
+  for (uint32_t i = 0; i < pc::kStatWords; i++)
+    fields.Set(i, Napi::String::New(env, pc::kStatFields[i]));
+  o.Set("statFields", fields);
+  o.Set("fileStatus", numbers(env, {{"written", pc::kWritten},
+                                    {"collided", pc::kCollided},
+                                    {"failed", pc::kFailed}}));
+  o.Set("statStatus", numbers(env, {{"present", pc::kPresent},
+                                    {"absent", pc::kAbsent},
+                                    {"failed", pc::kStatFailed}}));
+  o.Set("verdict", numbers(env, {{"none", pc::kNoVerdict},
+                                 {"clean", pc::kClean},
+                                 {"dirty", pc::kDirty},
+                                 {"hash", pc::kHash}}));
+  o.Set("writeFlags", numbers(env, {{"replace", pc::kReplace}}));
+  o.Set("sync", numbers(env, {{"none", pc::kSyncNone},
+                              {"file", pc::kSyncFile},
+                              {"start", pc::kSyncStart}}));
+  o.Set("protect", numbers(env, {{"ntfs", kProtectNtfs}, {"hfs", kProtectHfs}}));
+  return o;
 }
 
 class Addon : public Napi::Addon<Addon> {
@@ -720,6 +734,8 @@ class Addon : public Napi::Addon<Addon> {
   Addon(Napi::Env env, Napi::Object exports) {
     DefineAddon(exports, {
                              InstanceValue("Odb", OdbWrap::Define(env), napi_enumerable),
+                             InstanceValue("Worktree", pc::binding::define_worktree(env),
+                                           napi_enumerable),
                              InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
                                            napi_enumerable),
                              InstanceMethod<&Addon::Stat>("statFiles", napi_enumerable),
@@ -736,9 +752,8 @@ class Addon : public Napi::Addon<Addon> {
                                                                 napi_enumerable),
                              InstanceMethod<&Addon::ToGit>("convertToGit", napi_enumerable),
                              InstanceMethod<&Addon::HasCrlf>("blobHasCrlf", napi_enumerable),
-                             InstanceValue("statWords",
-                                           Napi::Number::New(env, pc::kStatWords),
-                                           napi_enumerable),
+                             InstanceValue("errorCodes", error_codes(env), napi_enumerable),
+                             InstanceValue("layout", layout(env), napi_enumerable),
                          });
   }
 

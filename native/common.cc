@@ -14,8 +14,9 @@ const char* code_name(Code code) {
     case Code::Unsupported: return "ERR_UNSUPPORTED";
     case Code::TooLarge: return "ERR_TOO_LARGE";
     case Code::CorruptIndex: return "ERR_CORRUPT_INDEX";
+    case Code::Internal: return "ERR_INTERNAL";
   }
-  return "ERR_NATIVE";
+  return "ERR_INTERNAL";
 }
 
 const char* type_name(int type) {

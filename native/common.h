@@ -9,8 +9,9 @@
 
 namespace pc {
 
-// Codes mirror src/errors.ts. Native code only reports a code and a short detail; TypeScript
-// builds the message the user sees.
+// Every code native code can report. The addon exports their names (errorCodes) and
+// src/addon.ts checks, when it loads the addon, that each is in src/errors.ts's table. Native
+// code only reports a code and a short detail; TypeScript builds the message the user sees.
 enum class Code {
   CorruptPack,
   CorruptObject,
@@ -20,7 +21,11 @@ enum class Code {
   Unsupported,
   TooLarge,
   CorruptIndex,
+  Internal,  // a request TypeScript should never have made (bad argument, closed reader)
 };
+constexpr Code kAllCodes[] = {Code::CorruptPack, Code::CorruptObject, Code::MissingObject,
+                              Code::Io,          Code::UnsafePath,    Code::Unsupported,
+                              Code::TooLarge,    Code::CorruptIndex,  Code::Internal};
 
 const char* code_name(Code code);
 

@@ -134,10 +134,40 @@ bool Odb::scan_packs() {
   return !found.empty();
 }
 
+bool Odb::is_bad(const uint8_t* oid, int pack) const {
+  if (bad_.empty()) return false;
+  return bad_.count({std::string(reinterpret_cast<const char*>(oid), 20), pack}) != 0;
+}
+
+bool Odb::mark_bad(const uint8_t* oid, const Location& loc) {
+  return bad_.insert({std::string(reinterpret_cast<const char*>(oid), 20), loc.pack}).second;
+}
+
+template <typename Read>
+auto Odb::read_any(const uint8_t* oid, Read read) -> decltype(read(std::declval<Location&>())) {
+  std::unique_ptr<Error> first;
+  for (;;) {
+    Location loc;
+    if (!locate(oid, &loc)) {
+      if (first) throw *first;
+      throw Error(Code::MissingObject, to_hex(oid, 20));
+    }
+    try {
+      return read(loc);
+    } catch (const Error& e) {
+      bool damage = e.code() == Code::CorruptPack || e.code() == Code::CorruptObject ||
+                    e.code() == Code::MissingObject;
+      if (!damage || !mark_bad(oid, loc)) throw;
+      if (!first) first = std::make_unique<Error>(e);
+    }
+  }
+}
+
 bool Odb::find_in_packs(const uint8_t* oid, Location* loc) {
   uint32_t n = static_cast<uint32_t>(packs_.size());
   for (uint32_t k = 0; k < n; k++) {
     uint32_t i = (last_pack_ + k) % n;
+    if (is_bad(oid, static_cast<int>(i))) continue;
     if (packs_[i]->index().find(oid, &loc->offset)) {
       loc->pack = static_cast<int>(i);
       last_pack_ = i;
@@ -153,6 +183,7 @@ std::string Odb::loose_path(const std::string& dir, const uint8_t* oid) const {
 }
 
 bool Odb::find_loose(const uint8_t* oid, std::string* path) {
+  if (is_bad(oid, -1)) return false;
   for (const std::string& dir : dirs_) {
     std::string p = loose_path(dir, oid);
     struct stat st;
@@ -176,10 +207,10 @@ bool Odb::locate(const uint8_t* oid, Location* loc) {
 }
 
 Object Odb::read(const uint8_t* oid) {
-  Location loc;
-  if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
-  if (loc.pack >= 0) return read_packed(static_cast<uint32_t>(loc.pack), loc.offset);
-  return read_loose(loc.loose, oid);
+  return read_any(oid, [&](const Location& loc) {
+    if (loc.pack >= 0) return read_packed(static_cast<uint32_t>(loc.pack), loc.offset);
+    return read_loose(loc.loose, oid);
+  });
 }
 
 namespace {
@@ -234,9 +265,11 @@ uint8_t* Scratch::reserve(size_t n) {
 }
 
 ObjectView Odb::read_view(const uint8_t* oid) {
+  return read_any(oid, [&](const Location& loc) { return read_view_at(oid, loc); });
+}
+
+ObjectView Odb::read_view_at(const uint8_t* oid, const Location& loc) {
   held_ = Object{};
-  Location loc;
-  if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
   if (loc.pack < 0) {
     held_ = read_loose(loc.loose, oid);
     return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
@@ -340,12 +373,22 @@ Object Odb::read_loose(const std::string& path, const uint8_t* oid) {
 }
 
 bool Odb::info(const uint8_t* oid, Location* loc, int* type, uint64_t* size) {
-  if (!locate(oid, loc)) return false;
+  Location any;
+  if (!locate(oid, &any)) return false;
+  *loc = read_any(oid, [&](const Location& at) {
+    info_at(oid, at, type, size);
+    return at;
+  });
+  return true;
+}
+
+void Odb::info_at(const uint8_t* oid, const Location& at_loc, int* type, uint64_t* size) {
+  const Location* loc = &at_loc;
   if (loc->pack < 0) {
     LooseStream s(loc->loose, oid);
     *type = s.type;
     *size = s.size;
-    return true;
+    return;
   }
   Pack& pack = *packs_[loc->pack];
   PackEntry e = pack.entry_at(loc->offset);
@@ -361,7 +404,6 @@ bool Odb::info(const uint8_t* oid, Location* loc, int* type, uint64_t* size) {
       throw Error(Code::CorruptPack, at(pack, loc->offset) + ": bad delta header");
     *size = target;
   }
-  return true;
 }
 
 int Odb::resolve_prefix(const OidPrefix& prefix, uint8_t* out) {
@@ -406,15 +448,17 @@ int Odb::resolve_prefix(const OidPrefix& prefix, uint8_t* out) {
 }
 
 std::unique_ptr<ObjectStream> Odb::stream(const uint8_t* oid) {
-  Location loc;
-  if (!locate(oid, &loc)) throw Error(Code::MissingObject, to_hex(oid, 20));
-  if (loc.pack < 0) return std::make_unique<LooseStream>(loc.loose, oid);
-  Pack& pack = *packs_[loc.pack];
-  PackEntry e = pack.entry_at(loc.offset);
-  if (e.type == kOfsDelta || e.type == kRefDelta) return nullptr;
-  size_t avail = 0;
-  const uint8_t* src = pack.data_at(e.data_off, &avail);
-  return std::make_unique<PackedStream>(src, avail, e.type, e.size, at(pack, loc.offset));
+  // Damage found in a header moves on to another copy; damage found later, while the writer
+  // streams, fails the file (the object is too large to read twice).
+  return read_any(oid, [&](const Location& loc) -> std::unique_ptr<ObjectStream> {
+    if (loc.pack < 0) return std::make_unique<LooseStream>(loc.loose, oid);
+    Pack& pack = *packs_[loc.pack];
+    PackEntry e = pack.entry_at(loc.offset);
+    if (e.type == kOfsDelta || e.type == kRefDelta) return nullptr;
+    size_t avail = 0;
+    const uint8_t* src = pack.data_at(e.data_off, &avail);
+    return std::make_unique<PackedStream>(src, avail, e.type, e.size, at(pack, loc.offset));
+  });
 }
 
 }  // namespace pc

@@ -74,8 +74,19 @@ class Odb {
  private:
   bool scan_packs();  // true if new packs were found
   bool find_in_packs(const uint8_t* oid, Location* loc);
+  // A copy of oid found damaged (corrupt data, or a delta whose base is missing) is not used
+  // again: as git does, the next read looks for another copy (another pack, or loose).
+  // Returns false if that copy was already marked (nothing new to try).
+  bool mark_bad(const uint8_t* oid, const Location& loc);
+  bool is_bad(const uint8_t* oid, int pack) const;
+  // Runs read(loc) on each copy of oid in turn until one is intact; rethrows the first damage
+  // when none is. Throws MissingObject when there is no copy at all.
+  template <typename Read>
+  auto read_any(const uint8_t* oid, Read read) -> decltype(read(std::declval<Location&>()));
   std::string loose_path(const std::string& dir, const uint8_t* oid) const;
   bool find_loose(const uint8_t* oid, std::string* path);
+  ObjectView read_view_at(const uint8_t* oid, const Location& loc);
+  void info_at(const uint8_t* oid, const Location& loc, int* type, uint64_t* size);
   // cache_result: also keep the object itself in the base cache (it is about to serve as one).
   Object read_packed(uint32_t pack, uint64_t offset, bool cache_result = false);
   Object read_loose(const std::string& path, const uint8_t* oid);
@@ -91,6 +102,7 @@ class Odb {
   std::vector<std::unique_ptr<Pack>> packs_;
   std::set<std::string> known_idx_;
   uint32_t last_pack_ = 0;
+  std::set<std::pair<std::string, int>> bad_;  // (20-byte id, pack or -1 for loose)
   BaseCache cache_;
   Inflater inflater_;
   Scratch out_;      // read_view results

@@ -22,19 +22,34 @@ int compare_prefix(const uint8_t* oid, const OidPrefix& prefix) {
   return 0;
 }
 
-uint32_t PackIndex::fanout(int i) const { return be32(map_->data() + kHeader + 4 * i); }
+uint32_t PackIndex::fanout(int i) const { return be32(fanout_ + 4 * i); }
 
 void PackIndex::open(const std::string& path) {
   map_ = MappedFile::shared(path);
   const uint8_t* d = map_->data();
   size_t size = map_->size();
   auto bad = [&](const char* why) { return Error(Code::CorruptPack, path + ": " + why); };
-  if (size < kHeader + kFanout + 40) throw bad("index file too small");
-  if (std::memcmp(d, "\377tOc", 4) != 0) throw bad("not a version 2 pack index");
-  if (be32(d + 4) != 2) throw bad("unsupported pack index version");
+  if (size < kFanout + 40) throw bad("index file too small");
+  // Version 1 has no header: its first word is fan-out[0], which cannot be 0xff744f63 ("\377tOc")
+  // in a pack of fewer than 4 billion objects — git tells them apart the same way.
+  version_ = std::memcmp(d, "\377tOc", 4) == 0 ? 2 : 1;
+  if (version_ == 2) {
+    if (size < kHeader + kFanout + 40) throw bad("index file too small");
+    if (be32(d + 4) != 2) throw bad("unsupported pack index version");
+  }
+  fanout_ = version_ == 2 ? d + kHeader : d;
   for (int i = 1; i < 256; i++)
     if (fanout(i) < fanout(i - 1)) throw bad("fan-out table is not monotonic");
   count_ = fanout(255);
+  if (version_ == 1) {
+    if (size != kFanout + size_t{count_} * 24 + 40) throw bad("size does not match its object count");
+    stride_ = 24;
+    oids_ = d + kFanout + 4;  // each entry: 4-byte offset, then the id
+    off32_ = d + kFanout;
+    n64_ = 0;
+    return;
+  }
+  stride_ = 20;
   size_t fixed = kHeader + kFanout + size_t{count_} * (20 + 4 + 4) + 40;
   if (size < fixed || (size - fixed) % 8 != 0) throw bad("size does not match its object count");
   n64_ = (size - fixed) / 8;
@@ -44,6 +59,7 @@ void PackIndex::open(const std::string& path) {
 }
 
 uint64_t PackIndex::offset_at(uint32_t i) const {
+  if (version_ == 1) return be32(off32_ + size_t{i} * 24);
   uint32_t v = be32(off32_ + size_t{i} * 4);
   if ((v & 0x80000000u) == 0) return v;
   size_t k = v & 0x7fffffffu;

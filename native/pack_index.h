@@ -1,5 +1,7 @@
-// Pack index (.idx) version 2: fan-out table, sorted object ids, 32- and 64-bit offsets.
-// Every table is validated against the file size on open; lookups never read past it.
+// Pack index (.idx), version 2 (header, fan-out table, sorted object ids, CRCs, 32- and 64-bit
+// offsets) or version 1 (fan-out table, then a 32-bit offset and an id per object), which git
+// still reads and `git index-pack --index-version=1` still writes. Every table is validated
+// against the file size on open; lookups never read past it.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,7 @@ class PackIndex {
  public:
   void open(const std::string& path);
   uint32_t count() const { return count_; }
-  const uint8_t* oid_at(uint32_t i) const { return oids_ + static_cast<size_t>(i) * 20; }
+  const uint8_t* oid_at(uint32_t i) const { return oids_ + static_cast<size_t>(i) * stride_; }
   uint64_t offset_at(uint32_t i) const;
   bool find(const uint8_t* oid, uint64_t* offset) const;
   // Counts matches (stopping at 2) and copies the first one into out.
@@ -34,8 +36,11 @@ class PackIndex {
  private:
   uint32_t fanout(int i) const;
   std::shared_ptr<const MappedFile> map_;
+  int version_ = 2;
+  const uint8_t* fanout_ = nullptr;
   uint32_t count_ = 0;
   const uint8_t* oids_ = nullptr;
+  size_t stride_ = 20;  // bytes from one id to the next (v1: 24, an offset before each id)
   const uint8_t* off32_ = nullptr;
   const uint8_t* off64_ = nullptr;
   size_t n64_ = 0;

@@ -14,6 +14,10 @@ namespace pc {
 // Per-file stat words, in the order of a git index entry's stat fields:
 // ctime s, ctime ns, mtime s, mtime ns, dev, ino, mode, uid, gid, size (each truncated to 32 bits).
 constexpr size_t kStatWords = 10;
+// Their names, exported by the addon so src/addon.ts can check the order when it loads it.
+constexpr const char* kStatFields[kStatWords] = {"ctimeSec", "ctimeNsec", "mtimeSec", "mtimeNsec",
+                                                 "dev",      "ino",       "mode",     "uid",
+                                                 "gid",      "size"};
 
 void fill_stat(const struct stat& st, uint32_t* words);
 

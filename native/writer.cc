@@ -82,7 +82,9 @@ class FileWriter {
     } catch (const Error& e) {
       fail(i, code_name(e.code()), e.what());
     } catch (const std::bad_alloc&) {
-      fail(i, "ERR_TOO_LARGE", to_hex(oid, 20) + ": out of memory");
+      fail(i, code_name(Code::TooLarge), to_hex(oid, 20) + ": out of memory");
+    } catch (const std::exception& e) {
+      fail(i, code_name(Code::Internal), to_hex(oid, 20) + ": " + e.what());
     }
   }
 
@@ -106,7 +108,8 @@ class FileWriter {
   }
 
   void fail_errno(size_t i, const char* what, int err) {
-    fail(i, "ERR_IO", std::string(what) + " " + req_.paths[i] + ": " + std::strerror(err));
+    // The path is not repeated: TypeScript names it.
+    fail(i, code_name(Code::Io), std::string("cannot ") + what + ": " + std::strerror(err));
   }
 
   // Opens the file; on failure records the outcome and returns an invalid Fd.

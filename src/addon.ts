@@ -2,7 +2,9 @@ import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { PcheckoutError } from './errors.js';
+import { isDeepStrictEqual } from 'node:util';
+import { PcheckoutError, isErrorCode } from './errors.js';
+import { STAT_WORDS } from './index/write.js';
 
 /** A write request for the native writer; every array has one element per path. */
 export interface NativeWriteRequest {
@@ -114,8 +116,30 @@ export interface NativeOdb {
   close(): void;
 }
 
+/**
+ * A worktree's root as a directory handle (see write/worktree.ts): paths are Buffers of their
+ * exact bytes, relative; results are errno numbers (0 = done) rather than exceptions.
+ */
+export interface NativeWorktree {
+  mkdir(path: Buffer): number;
+  /** NUL-terminated paths, made on up to `threads` native threads: one errno each. */
+  mkdirMany(paths: Buffer, threads: number): Int32Array;
+  unlink(path: Buffer): number;
+  rmdir(path: Buffer): number;
+  removeTree(path: Buffer): number;
+  symlink(target: Buffer, path: Buffer): number;
+  /** Fills `out` (statWords words) when it returns 0. */
+  lstat(path: Buffer, out: Uint32Array): number;
+  readlink(path: Buffer): Buffer | number;
+  list(path: Buffer): { names: Buffer; dirs: Uint8Array } | number;
+  /** A descriptor (the caller closes it) or -errno. */
+  open(path: Buffer, how: 'read' | 'create', perm: number): number;
+  close(): void;
+}
+
 export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
+  Worktree: new (root: string) => NativeWorktree;
   statFiles(req: NativeStatRequest): NativeStatResult;
   /** The whole file as a read-only mapping (never write to `data`), or null when it is absent. */
   mapFile(path: string): { data: Buffer; mtimeSec: number; mtimeNsec: number } | null;
@@ -154,7 +178,6 @@ export interface Addon {
   /** 0 or the errno of each path's fsync. */
   fsyncPaths(req: NativeFsyncRequest): Int32Array;
   inflater: 'libdeflate' | 'zlib';
-  statWords: number;
   /** A blob's bytes as git checks them out with `conversion` (ident, eol, encoding). */
   convertToWorktree(
     data: Buffer,
@@ -171,50 +194,158 @@ export interface Addon {
   ): NativeConverted;
   /** Whether a blob is text with CRLFs (git then leaves text=auto files' CRLFs alone). */
   blobHasCrlf(data: Buffer): boolean;
+  /** Every error code native code can report; each must be in src/errors.ts's table. */
+  errorCodes: string[];
+  /** The layouts and constants both sides use (checked against EXPECTED_LAYOUT at load). */
+  layout: typeof EXPECTED_LAYOUT;
 }
 
-export const FILE_COLLIDED = 1;
-export const FILE_FAILED = 2;
-export const WRITE_REPLACE = 1;
-export const STAT_PRESENT = 0;
-export const STAT_ABSENT = 1;
-export const STAT_FAILED = 2;
-export const VERDICT_CLEAN = 1;
-export const VERDICT_DIRTY = 2;
-export const VERDICT_HASH = 3;
+/**
+ * What TypeScript assumes about the addon's data: the stat words (index-entry order), the
+ * per-file and per-path statuses, verdicts, write flags, sync modes and path-protection bits.
+ * The addon exports its own; loadAddon() refuses one that differs (built from other sources).
+ */
+export const EXPECTED_LAYOUT = {
+  statWords: STAT_WORDS,
+  statFields: [
+    'ctimeSec',
+    'ctimeNsec',
+    'mtimeSec',
+    'mtimeNsec',
+    'dev',
+    'ino',
+    'mode',
+    'uid',
+    'gid',
+    'size',
+  ],
+  fileStatus: { written: 0, collided: 1, failed: 2 },
+  statStatus: { present: 0, absent: 1, failed: 2 },
+  verdict: { none: 0, clean: 1, dirty: 2, hash: 3 },
+  writeFlags: { replace: 1 },
+  sync: { none: 0, file: 1, start: 2 },
+  protect: { ntfs: 1, hfs: 2 },
+};
+
+export const FILE_COLLIDED = EXPECTED_LAYOUT.fileStatus.collided;
+export const FILE_FAILED = EXPECTED_LAYOUT.fileStatus.failed;
+export const WRITE_REPLACE = EXPECTED_LAYOUT.writeFlags.replace;
+export const STAT_PRESENT = EXPECTED_LAYOUT.statStatus.present;
+export const STAT_ABSENT = EXPECTED_LAYOUT.statStatus.absent;
+export const STAT_FAILED = EXPECTED_LAYOUT.statStatus.failed;
+export const VERDICT_CLEAN = EXPECTED_LAYOUT.verdict.clean;
+export const VERDICT_DIRTY = EXPECTED_LAYOUT.verdict.dirty;
+export const VERDICT_HASH = EXPECTED_LAYOUT.verdict.hash;
+
+/**
+ * Refuses an addon built from other sources than this JavaScript: a code missing from the
+ * table would reach callers uncoded, a layout that differs would be misread silently.
+ */
+export function checkAddon(addon: Addon, where: string): void {
+  const problems: string[] = [];
+  const codes: unknown = addon.errorCodes;
+  if (!Array.isArray(codes)) problems.push('it does not list its error codes');
+  else {
+    const unknown = codes.filter((c) => !isErrorCode(c));
+    if (unknown.length > 0) problems.push(`error codes not in the table: ${unknown.join(', ')}`);
+  }
+  if (!isDeepStrictEqual(addon.layout, EXPECTED_LAYOUT)) {
+    problems.push(
+      `its layout ${JSON.stringify(addon.layout)} differs from ${JSON.stringify(EXPECTED_LAYOUT)}`,
+    );
+  }
+  if (problems.length > 0) {
+    throw new PcheckoutError(
+      'ERR_ADDON_LOAD',
+      `the native addon at ${where} does not match this version of pcheckout (${problems.join('; ')}); rebuild it: npm rebuild pcheckout`,
+    );
+  }
+}
 
 let cached: Addon | undefined;
 
-/** Loads the addon once per thread; if it is missing, says what was tried and how to fix it. */
+/** Why the dynamic loader refused an addon file, in words that say what to do. */
+export function explainLoadError(err: unknown): string {
+  const message = String((err as Error)?.message ?? err);
+  const version = /NODE_MODULE_VERSION (\d+)/.exec(message);
+  if (version) {
+    return `it was built for another Node.js (NODE_MODULE_VERSION ${version[1]}; Node.js ${process.version} needs ${process.versions.modules}): rebuild it with this Node.js`;
+  }
+  const library = /([^\s:]+): cannot open shared object file/.exec(message);
+  if (library) {
+    const hint = library[1]!.startsWith('libdeflate')
+      ? ' (Debian: apt-get install libdeflate0)'
+      : '';
+    return `a shared library it needs is missing: ${library[1]}${hint}; install it, or rebuild the addon on this machine`;
+  }
+  if (
+    /invalid ELF header|wrong ELF class|ELFCLASS|Exec format error|file too short/.test(message)
+  ) {
+    return `it is not a Linux ${process.arch} binary (built for another platform or architecture): rebuild it on this machine`;
+  }
+  const symbol = /undefined symbol: (\S+)/.exec(message);
+  if (symbol) {
+    return `it needs ${symbol[1]}, which this Node.js or a library does not provide (built elsewhere?): rebuild it on this machine`;
+  }
+  return message.split('\n')[0]!;
+}
+
+/**
+ * Loads the addon once per thread, and checks that it matches this JavaScript. If it cannot,
+ * says what was tried, why each failed, and how to fix it. PCHECKOUT_ADDON names the one file
+ * to load (no fallback: a sanitizer run must not silently test another build).
+ */
 export function loadAddon(): Addon {
   if (cached) return cached;
+  if (process.platform !== 'linux') {
+    throw new PcheckoutError(
+      'ERR_ADDON_LOAD',
+      `pcheckout runs on Linux only (this is ${process.platform}); its native addon uses Linux system calls (openat2, syncfs)`,
+    );
+  }
   const require = createRequire(import.meta.url);
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const candidates = [
-    process.env['PCHECKOUT_ADDON'],
-    join(root, 'build', 'Release', 'pcheckout.node'),
-    join(root, 'build', 'Debug', 'pcheckout.node'),
-  ].filter((p): p is string => typeof p === 'string' && p.length > 0);
+  const chosen = process.env['PCHECKOUT_ADDON'];
+  const candidates =
+    chosen !== undefined && chosen !== ''
+      ? [chosen]
+      : [
+          join(root, 'build', 'Release', 'pcheckout.node'),
+          join(root, 'build', 'Debug', 'pcheckout.node'),
+        ];
   const failures: string[] = [];
+  let missing = 0;
   for (const candidate of candidates) {
     if (!existsSync(candidate)) {
       failures.push(`${candidate}: not found`);
+      missing++;
       continue;
     }
+    let loaded: Addon;
     try {
-      cached = require(candidate) as Addon;
-      return cached;
+      loaded = require(candidate) as Addon;
     } catch (err) {
-      failures.push(`${candidate}: ${(err as Error).message.split('\n')[0]}`);
+      failures.push(`${candidate}: ${explainLoadError(err)}`);
+      continue;
     }
+    checkAddon(loaded, candidate);
+    cached = loaded;
+    return cached;
   }
+  const advice =
+    missing === candidates.length
+      ? [
+          'It was never built: install a C++ compiler, make, python3 and the zlib headers',
+          '(Debian: apt-get install g++ make python3 zlib1g-dev libdeflate-dev), then run',
+          `"npm rebuild pcheckout" (or "npx node-gyp rebuild" in ${root}).`,
+        ]
+      : [`To rebuild it: "npm rebuild pcheckout" (or "npx node-gyp rebuild" in ${root}).`];
   throw new PcheckoutError(
     'ERR_ADDON_LOAD',
     [
       'pcheckout could not load its native addon. Tried:',
       ...failures.map((f) => `  - ${f}`),
-      'To build it: install a C++ compiler, python3 and make (Debian: apt-get install g++ make python3 zlib1g-dev libdeflate-dev),',
-      `then run "npm rebuild pcheckout" (or "npx node-gyp rebuild" in ${root}).`,
+      ...advice,
     ].join('\n'),
   );
 }

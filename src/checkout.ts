@@ -9,8 +9,10 @@ import { readIndex, type IndexFile } from './index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from './index/racy.js';
 import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
+import { killPoint } from './kill-point.js';
 import { LockFile } from './lock.js';
 import { checkinConversions, planConversions, refuseExternalFilters } from './plan/conversion.js';
+import { MAX_WORKERS } from './options.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
 import { Pathspec } from './plan/pathspec.js';
@@ -20,12 +22,13 @@ import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
 import { HeadUpdate } from './repo/head.js';
+import { explainMissing } from './repo/incomplete.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
 import { Refs, resolveRevision, type Resolved } from './repo/refs.js';
 import { openRepo, type Repo } from './repo/repo.js';
 import { removeBranchState } from './repo/state.js';
 import {
-  fsyncMode,
+  fsyncFromConfig,
   validate,
   validateMaterialize,
   type CheckoutOptions,
@@ -35,6 +38,7 @@ import {
 import { syncBarrier, writerSync, type FsyncSummary } from './write/durability.js';
 import { execute } from './write/execute.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
+import { WorktreeDir } from './worktree.js';
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
 export type { FsyncMode, FsyncSummary } from './write/durability.js';
@@ -100,8 +104,15 @@ const NETWORK_WORKERS_PER_CORE = 2;
 const MAX_NETWORK_WORKERS = 16;
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
 
-function aborted(): PcheckoutError {
-  return new PcheckoutError('ERR_ABORTED', 'the checkout was aborted');
+/** The error of an aborted checkout; the signal's reason is its cause and named in the message. */
+function aborted(signal: AbortSignal): PcheckoutError {
+  const reason: unknown = signal.reason;
+  const why = reason instanceof Error ? reason.message : reason === undefined ? '' : String(reason);
+  return new PcheckoutError(
+    'ERR_ABORTED',
+    why === '' ? 'the checkout was aborted' : `the checkout was aborted: ${why}`,
+    { cause: reason },
+  );
 }
 
 /** What one run works on: a repository's own worktree and index, or a materialized directory. */
@@ -143,14 +154,19 @@ function chooseMode(job: Job, index: IndexFile | null): Mode {
   if (index === null && emptyWorktree(job.worktree)) return 'fresh';
   return settings.force || job.materialize ? 'force' : 'switch';
 }
+/**
+ * The worker count in force: the option, else checkout.workers, else the cores (more on a
+ * network filesystem). < 1 means one per core, as with git; whatever the source, at most
+ * MAX_WORKERS (the pool then starts no more threads than there are chunks).
+ */
 function configuredWorkers(repo: Repo, explicit: number | undefined, fs: FilesystemInfo): number {
   const cores = availableParallelism();
-  if (explicit !== undefined) return explicit < 1 ? cores : explicit;
-  const fromConfig = repo.config.getInt('checkout.workers');
-  if (fromConfig === undefined) {
+  const fromConfig = explicit === undefined ? repo.config.getInt('checkout.workers') : undefined;
+  const wanted = explicit ?? fromConfig;
+  if (wanted === undefined) {
     return fs.network ? Math.min(MAX_NETWORK_WORKERS, NETWORK_WORKERS_PER_CORE * cores) : cores;
   }
-  return fromConfig < 1 ? cores : fromConfig;
+  return Math.min(wanted < 1 ? cores : wanted, MAX_WORKERS);
 }
 
 /** The tree HEAD points at now (empty when HEAD is unborn): the "old tree" of a switch. */
@@ -185,28 +201,27 @@ function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
 export async function run(job: Job, resources: Resources): Promise<CheckoutSummary> {
   const { settings, repo } = job;
   const started = performance.now();
-  if (settings.signal?.aborted) throw aborted();
+  if (settings.signal?.aborted) throw aborted(settings.signal);
   const addon = loadAddon();
   // Before the lock is taken: a bad config value must not leave index.lock behind.
   const filesystem = detectFilesystem(job.worktree);
-  const fsync =
-    settings.fsync ??
-    fsyncMode('pcheckout.fsync (config)', repo.config.get('pcheckout.fsync')) ??
-    'none';
-  const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
-  let headUpdate: HeadUpdate | undefined;
+  const fsync = settings.fsync ?? fsyncFromConfig(repo.config.get('pcheckout.fsync')) ?? 'none';
   const workers = configuredWorkers(repo, settings.workers, filesystem);
   const threshold =
     settings.threshold ??
     repo.config.getInt('checkout.thresholdforparallelism') ??
     DEFAULT_THRESHOLD;
-  const pool = resources.pool(workers);
+  const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
+  let headUpdate: HeadUpdate | undefined;
+  let worktree: WorktreeDir | undefined;
+  let poolThreads = 0;
   try {
     // Open: the current index, the target, HEAD's lock.
     const current = readIndex(job.indexPath);
     const mode = chooseMode(job, current);
     const store = resources.store(repo.objectDirs, workers);
     const { odb } = store;
+    const wt = (worktree = new WorktreeDir(addon, job.worktree));
     const refs = new Refs(repo);
     const target: Resolved | null =
       mode === 'restore'
@@ -216,6 +231,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
     if (moveHead) headUpdate = new HeadUpdate(refs, target);
+    killPoint();
 
     // Plan: target entries, the merge against index and worktree, blobs located.
     const protect = pathProtection(repo.config);
@@ -247,7 +263,11 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       isIgnored: job.materialize ? () => false : lazyExcludes(repo),
       pathspec: job.materialize ? null : pathspec,
       inCone: cone ? (path) => inCone(cone, path) : null,
-      probe: async (req) => probe(addon, req, checkin),
+      probe: async (req) => probe(addon, req, wt, checkin),
+      listDir: (dir) => {
+        const list = wt.list(dir);
+        return typeof list === 'string' ? null : list;
+      },
     });
     // What each written file's bytes go through (attributes of the result, as git reads them).
     const conversions = planConversions({
@@ -264,12 +284,24 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
     if (usePool) odb.releaseCache();
     const planned = performance.now();
-    if (settings.signal?.aborted) throw aborted();
+    killPoint();
+    if (settings.signal?.aborted) throw aborted(settings.signal);
 
     // Write: removals, directories, files (in process or on the pool), links.
     const outcome = await execute(odb, plan, {
       root: job.worktree,
-      pool: usePool ? await pool.get(store) : null,
+      worktree: wt,
+      dirThreads: workers,
+      pool: usePool
+        ? {
+            workers,
+            start: async (threads) => {
+              const writer = await resources.pool(threads).get(store);
+              poolThreads = writer.threads;
+              return writer;
+            },
+          }
+        : null,
       streamThreshold: STREAM_THRESHOLD,
       sync: writerSync(fsync),
       concurrentDirs: filesystem.network,
@@ -278,7 +310,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       onProgress: settings.onProgress,
       signal: settings.signal,
     });
-    if (settings.signal?.aborted) throw aborted();
+    if (settings.signal?.aborted) throw aborted(settings.signal);
     if (outcome.failures.length > 0) {
       const first = outcome.failures[0]!;
       const { result } = plan;
@@ -321,9 +353,14 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
       indexLock.touch();
     }
+    killPoint();
+    // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
+    // the target and HEAD the old commit — a state git reads as staged changes, not damage.
     indexLock.commit(fsync !== 'none');
+    killPoint();
     const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
     headUpdate?.commit(oldOid, from, fsync !== 'none');
+    killPoint();
     if (job.materialize) writeMetadata(job, target!);
     else if (mode === 'switch' || mode === 'force') removeBranchState(repo);
     const headAfter = job.materialize ? undefined : refs.read('HEAD');
@@ -354,7 +391,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: usePool, workers: usePool ? pool.started : 0 },
+      pool: { used: usePool, workers: poolThreads },
       workers,
       threshold,
       inflater: addon.inflater,
@@ -374,10 +411,13 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
         racyWait: round(waited),
       },
     };
+  } catch (err) {
+    throw explainMissing(err, repo);
   } finally {
     resources.idle();
     headUpdate?.rollback();
     indexLock.rollback();
+    worktree?.close();
   }
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync, statSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkout, materialize, type CheckoutSummary, type Progress } from './checkout.js';
@@ -212,9 +213,14 @@ async function main(argv: string[]): Promise<number> {
       ? new ProgressBar(process.stderr)
       : undefined;
   const controller = new AbortController();
-  const onSignal = (): void => controller.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // The first signal stops the checkout where it can stop cleanly (no index written, locks
+  // released); a second one exits at once (the locks are still released, at exit).
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (interruptedBy !== undefined) process.exit(128 + osConstants.signals[signal]);
+    interruptedBy = signal;
+    controller.abort(new Error(`interrupted by ${signal}`));
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   try {
     const common = {
       ...(ref !== undefined ? { ref } : {}),
@@ -251,10 +257,13 @@ async function main(argv: string[]): Promise<number> {
     return summary.hook !== null && summary.hook.status !== 0 ? 1 : 0;
   } finally {
     bar?.clear();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }
+
+/** The signals that stop a checkout cleanly (git's sigchain covers the same ones). */
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+let interruptedBy: NodeJS.Signals | undefined;
 
 main(process.argv.slice(2)).then(
   (code) => {
@@ -263,7 +272,13 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     if (err instanceof PcheckoutError) {
       process.stderr.write(`pcheckout: ${err.code}: ${err.message.split('\n').join('\n  ')}\n`);
-      process.exitCode = err.code === 'ERR_INVALID_OPTION' ? 2 : 1;
+      // A usage error 2; stopped by a signal, 128 + its number as a shell reports it; else 1.
+      process.exitCode =
+        err.code === 'ERR_INVALID_OPTION'
+          ? 2
+          : err.code === 'ERR_ABORTED' && interruptedBy !== undefined
+            ? 128 + osConstants.signals[interruptedBy]
+            : 1;
     } else {
       process.stderr.write(`pcheckout: internal error: ${(err as Error)?.stack ?? err}\n`);
       process.exitCode = 70;

@@ -1,6 +1,7 @@
 /** Every error pcheckout raises on purpose: one class, one table of codes. */
 export const ErrorCodes = {
   ERR_INVALID_OPTION: 'an option has the wrong type or value',
+  ERR_BAD_CONFIG: 'a config file is malformed or unreadable, or its includes go too deep',
   ERR_NOT_A_REPOSITORY: 'no git repository was found',
   ERR_UNSUPPORTED: 'the repository uses a feature pcheckout does not support',
   ERR_BAD_REF: 'the revision does not name a commit or tree',
@@ -21,9 +22,10 @@ export const ErrorCodes = {
   ERR_IO: 'a filesystem operation failed',
   ERR_TOO_LARGE: 'an object is too large to hold in memory',
   ERR_ABORTED: 'the checkout was aborted',
+  ERR_CALLBACK: 'a callback given in the options (onProgress) threw',
   ERR_ADDON_LOAD: 'the native addon could not be loaded',
-  ERR_WORKER: 'a worker thread failed',
-  ERR_BAD_CONFIG: 'a config file is malformed or unreadable, or its includes go too deep',
+  ERR_WORKER: 'a worker thread failed (or could not start)',
+  ERR_INTERNAL: "pcheckout's own bug: an internal check failed",
   ERR_BAD_ATTRIBUTE: 'an attribute has a value git refuses, or a required filter failed',
 } as const;
 
@@ -57,24 +59,40 @@ export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.hasOwn(ErrorCodes, code);
 }
 
-/** Turns an error thrown by the addon (an Error with a `code`) into a PcheckoutError. */
+/**
+ * Turns an error thrown by the addon (an Error with a `code`, one of the table's: the addon's
+ * codes are checked when it loads) into a PcheckoutError. One without a code is a C++
+ * exception no native code meant to raise.
+ */
 export function fromNative(err: unknown, context: string): PcheckoutError {
   if (err instanceof PcheckoutError) return err;
   const e = err as { code?: unknown; message?: unknown };
-  const code: ErrorCode = isErrorCode(e?.code) ? e.code : 'ERR_IO';
+  const code: ErrorCode = isErrorCode(e?.code) ? e.code : 'ERR_INTERNAL';
   const detail = typeof e?.message === 'string' ? e.message : String(err);
   return new PcheckoutError(code, `${context}: ${detail}`, { cause: err });
 }
 
+/**
+ * What went wrong in a Node fs error, once: "ENOENT: no such file or directory, open '/x'"
+ * becomes "no such file or directory (ENOENT)" — the path is the caller's to name.
+ */
+export function systemReason(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const message = String(e?.message ?? err);
+  if (typeof e?.code !== 'string') return message;
+  const prefix = `${e.code}: `;
+  let text = message.startsWith(prefix) ? message.slice(prefix.length) : message;
+  if (typeof e.syscall === 'string') {
+    const at = text.lastIndexOf(`, ${e.syscall}`);
+    if (at >= 0) text = text.slice(0, at);
+  }
+  return `${text} (${e.code})`;
+}
+
 /** Wraps a Node fs error (ENOENT, EACCES, …) with the path it concerns. */
 export function fromSystem(err: unknown, action: string, path: string): PcheckoutError {
-  const e = err as NodeJS.ErrnoException;
-  return new PcheckoutError(
-    'ERR_IO',
-    `cannot ${action} ${path}: ${e?.code ?? ''} ${e?.message ?? err}`.trim(),
-    {
-      path,
-      cause: err,
-    },
-  );
+  return new PcheckoutError('ERR_IO', `cannot ${action} ${path}: ${systemReason(err)}`, {
+    path,
+    cause: err,
+  });
 }

@@ -14,6 +14,23 @@ import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
 import { adjustSharedPerm } from './perms.js';
 
 /**
+ * The locks this thread holds. As git's tempfile.c removes its locks at exit, so do we: a
+ * process.exit() (or the end of a worker thread) in the middle of a checkout leaves no
+ * index.lock or HEAD.lock behind. (A SIGKILL leaves them, as it does git's.)
+ */
+const held = new Set<LockFile>();
+let exitHook = false;
+
+function hold(lock: LockFile): void {
+  held.add(lock);
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const l of [...held]) l.rollback();
+  });
+}
+
+/**
  * git's lockfile protocol: create `<file>.lock` exclusively, write it, rename it over the file.
  * Whoever holds the lock owns the file; a lock we did not create is never removed.
  */
@@ -41,7 +58,13 @@ export class LockFile {
       }
       throw fromSystem(err, 'create', this.lockPath);
     }
-    adjustSharedPerm(this.lockPath, shared);
+    hold(this);
+    try {
+      adjustSharedPerm(this.lockPath, shared);
+    } catch (err) {
+      this.rollback();
+      throw err;
+    }
   }
 
   write(data: Buffer | string): void {
@@ -105,6 +128,7 @@ export class LockFile {
       this.fd = undefined;
       renameSync(this.lockPath, this.target);
       this.done = true;
+      held.delete(this);
       if (durable) fsyncDir(dirname(this.target));
     } catch (err) {
       this.rollback();
@@ -116,6 +140,7 @@ export class LockFile {
   rollback(): void {
     if (this.done) return;
     this.done = true;
+    held.delete(this);
     if (this.fd !== undefined) {
       try {
         closeSync(this.fd);

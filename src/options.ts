@@ -1,5 +1,8 @@
 import { PcheckoutError } from './errors.js';
 
+/** The most worker threads a checkout starts, whether the count comes from an option or config. */
+export const MAX_WORKERS = 1024;
+
 /** The one place that words "Expected X for option Y but received Z". */
 export function invalidOption(name: string, expected: string, value: unknown): PcheckoutError {
   return new PcheckoutError(

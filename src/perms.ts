@@ -12,7 +12,7 @@ export function parseSharedRepository(value: string | undefined): number {
   if (v === 'group' || v === 'true' || v === 'yes' || v === 'on') return 0o660;
   if (v === 'all' || v === 'world' || v === 'everybody') return 0o664;
   if (!/^[0-7]+$/.test(v)) {
-    throw new PcheckoutError('ERR_INVALID_OPTION', `bad core.sharedRepository value '${value}'`);
+    throw new PcheckoutError('ERR_BAD_CONFIG', `bad core.sharedRepository value '${value}'`);
   }
   const n = parseInt(v, 8);
   if (n === 0) return 0;
@@ -20,7 +20,7 @@ export function parseSharedRepository(value: string | undefined): number {
   if (n === 2) return 0o664;
   if ((n & 0o600) !== 0o600) {
     throw new PcheckoutError(
-      'ERR_INVALID_OPTION',
+      'ERR_BAD_CONFIG',
       `problem with core.sharedRepository filemode value (0${n.toString(8)}): the owner of files must always have read and write permissions`,
     );
   }

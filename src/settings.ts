@@ -1,6 +1,7 @@
 import { PcheckoutError } from './errors.js';
 import type { RacyPolicy } from './index/racy.js';
 import {
+  MAX_WORKERS,
   invalidOption,
   optionalBoolean,
   optionalFunction,
@@ -79,11 +80,23 @@ export interface Settings {
 
 const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
 
-/** An fsync mode from an option or a config value (`name` says which). */
+/** The fsync option. */
 export function fsyncMode(name: string, value: unknown): FsyncMode | undefined {
   if (value === undefined) return undefined;
   if (!FSYNC_MODES.includes(value as FsyncMode)) {
     throw invalidOption(name, "'none', 'file' or 'batch'", value);
+  }
+  return value as FsyncMode;
+}
+
+/** The pcheckout.fsync config value: a bad one is the repository's fault, not the caller's. */
+export function fsyncFromConfig(value: string | undefined): FsyncMode | undefined {
+  if (value === undefined) return undefined;
+  if (!FSYNC_MODES.includes(value as FsyncMode)) {
+    throw new PcheckoutError(
+      'ERR_BAD_CONFIG',
+      `bad pcheckout.fsync value '${value}' (expected none, file or batch)`,
+    );
   }
   return value as FsyncMode;
 }
@@ -145,7 +158,7 @@ export function validate(
     force: optionalBoolean('force', o['force']) ?? false,
     restore: optionalBoolean('restore', o['restore']) ?? false,
     paths: optionalPaths(o['paths']),
-    workers: optionalInteger('workers', o['workers'], 0, 1024),
+    workers: optionalInteger('workers', o['workers'], 0, MAX_WORKERS),
     threshold: optionalInteger('threshold', o['threshold'], 0),
     onProgress: optionalFunction<(p: Progress) => void>('onProgress', o['onProgress']),
     signal: optionalSignal('signal', o['signal']),

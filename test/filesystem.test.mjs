@@ -14,6 +14,8 @@ import {
   parseMountinfo,
 } from '../dist/write/filesystem.js';
 import { execute } from '../dist/write/execute.js';
+import { loadAddon } from '../dist/addon.js';
+import { WorktreeDir } from '../dist/worktree.js';
 import { Repo, freshClone, git, tmpDir } from './helpers/git.mjs';
 
 const TABLE = [
@@ -101,6 +103,8 @@ describe('directories made concurrently (network filesystems)', () => {
   });
   const settings = (root) => ({
     root,
+    worktree: new WorktreeDir(loadAddon(), root),
+    dirThreads: 4,
     pool: null,
     streamThreshold: 0,
     sync: 0,

@@ -30,6 +30,7 @@ const CALLS = [
   'close',
   'rename',
   'unlink',
+  'unlinkat',
   'rmdir',
 ];
 
@@ -117,6 +118,7 @@ function analyse(calls, worktree) {
   let lockFsynced = -1;
   let gitDirFd = -1;
   let gitDirFsynced = -1;
+  const rootFds = new Set(); // the worktree's root opened as a directory handle
   calls.forEach((c, seq) => {
     const fd = firstArg(c.args);
     if (c.name === 'openat2' && c.ret >= 0) {
@@ -129,6 +131,7 @@ function analyse(calls, worktree) {
       const p = quoted(c.args)[0];
       if (p === path.join(worktree, '.git', 'index.lock')) lockFd = c.ret;
       if (p === path.join(worktree, '.git')) gitDirFd = c.ret;
+      if (p === worktree) rootFds.add(c.ret);
     } else if (c.name === 'fsync' && fd === lockFd) {
       lockFsynced = seq;
     } else if (c.name === 'fsync' && fd === gitDirFd) {
@@ -137,6 +140,7 @@ function analyse(calls, worktree) {
       const f = open.get(fd);
       if (fd === lockFd) lockFd = -1;
       if (fd === gitDirFd) gitDirFd = -1;
+      rootFds.delete(fd);
       if (!f) return;
       open.delete(fd);
       f.calls.push('close');
@@ -150,6 +154,11 @@ function analyse(calls, worktree) {
     } else if ((c.name === 'unlink' || c.name === 'rmdir') && c.ret === 0) {
       const p = quoted(c.args)[0];
       if (p.startsWith(`${worktree}/`)) removals.push({ rel: p.slice(worktree.length + 1), seq });
+    } else if (c.name === 'unlinkat' && c.ret === 0) {
+      // Removals go through directory handles: the root's, or a directory opened beneath it.
+      const name = quoted(c.args)[0];
+      if (rootFds.has(fd)) removals.push({ rel: name, seq });
+      else if (open.has(fd)) removals.push({ rel: `${open.get(fd).rel}/${name}`, seq });
     }
     if (open.has(fd) && c.name !== 'openat2' && c.name !== 'dup') {
       open.get(fd).calls.push(c.name === 'newfstatat' ? 'fstat' : c.name);
@@ -279,8 +288,8 @@ describe('fsync option and config', () => {
     const dir = freshClone(src, { prefix: 'fsync-bad-config' });
     spawnSync('git', ['-C', dir, 'config', 'pcheckout.fsync', 'sometimes'], { env: gitEnv });
     await assert.rejects(checkout(dir, { racyWait: false }), {
-      code: 'ERR_INVALID_OPTION',
-      message: /for option pcheckout.fsync \(config\) but received 'sometimes'/,
+      code: 'ERR_BAD_CONFIG',
+      message: /bad pcheckout.fsync value 'sometimes'/,
     });
     assert.equal(fs.existsSync(path.join(dir, '.git', 'index.lock')), false, 'index.lock left');
     assert.equal(fs.existsSync(path.join(dir, 'a.txt')), false, 'nothing written');

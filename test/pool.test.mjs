@@ -24,7 +24,9 @@ describe('pool selection', () => {
   let many; // 150 regular files
   let few; // 50 regular files
   let exact; // exactly 40 regular files
+  let tiny; // 3 regular files
   before(() => {
+    tiny = buildFlatRepo(3, { prefix: 'flat3', seed: 4 });
     many = buildFlatRepo(150, { prefix: 'flat150' });
     few = buildFlatRepo(50, { prefix: 'flat50', seed: 2 });
     exact = buildFlatRepo(40, { prefix: 'flat40', seed: 3 });
@@ -99,6 +101,30 @@ describe('pool selection', () => {
       const s = await run(many, { threshold: 0 }, { 'checkout.workers': 3 });
       assertPoolRule(s, 3, 0);
       assert.equal(s.pool.used, true);
+    });
+
+    // git bounds nothing; a thread each costs ~10 MB, so 100000 from config would take the
+    // machine down. The option's maximum holds whatever the source, and no more threads start
+    // than there are chunks to hand out (3 files: at most 3).
+    test('checkout.workers = 100000 is held to the maximum of the option (1024)', async () => {
+      const s = await run(few, { threshold: 1000 }, { 'checkout.workers': 100000 });
+      assert.equal(s.workers, 1024);
+      assert.equal(s.pool.used, false);
+    });
+
+    test('never more threads than chunks, whatever the count asked for', async () => {
+      const s = await run(tiny, { threshold: 0 }, { 'checkout.workers': 1024 });
+      assert.equal(s.workers, 1024);
+      assert.equal(s.pool.used, true);
+      assert.ok(s.pool.workers >= 1 && s.pool.workers <= 3, `pool.workers ${s.pool.workers}`);
+      const o = await run(tiny, { workers: 16, threshold: 0 });
+      assert.ok(o.pool.workers <= 3, `pool.workers ${o.pool.workers} for 3 files`);
+    });
+
+    test('within the maximum an explicit count is honoured', async () => {
+      const s = await run(many, { threshold: 0 }, { 'checkout.workers': 5 });
+      assert.equal(s.workers, 5);
+      assert.equal(s.pool.workers, 5);
     });
 
     for (const value of [0, -1]) {

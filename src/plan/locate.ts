@@ -13,7 +13,10 @@ export interface FileTask {
 
 const TYPE_BLOB = 3;
 
-/** Looks every blob up once, so a missing object fails the checkout before any write. */
+/**
+ * Looks every blob up once (regular files' and symlinks'), so a missing object fails the
+ * checkout before any write.
+ */
 export function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[]): FileTask[] {
   const ids = Buffer.allocUnsafe(fileIdx.length * 20);
   fileIdx.forEach((idx, k) => entries.oids.copy(ids, k * 20, idx * 20, idx * 20 + 20));

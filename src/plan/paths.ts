@@ -4,7 +4,7 @@
  * walk applies them to every entry it returns, and this module applies the same code to paths
  * from anywhere else (an index read from disk, pathspecs) through the addon.
  */
-import { loadAddon } from '../addon.js';
+import { EXPECTED_LAYOUT, loadAddon } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import type { GitConfig } from '../repo/config.js';
 import type { EntryList } from './entries.js';
@@ -35,7 +35,8 @@ export function pathProtection(config: GitConfig): PathProtection {
 
 /** The bits the addon takes: 1 NTFS, 2 HFS. */
 export function protectionBits(p: PathProtection): number {
-  return (p.ntfs ? 1 : 0) | (p.hfs ? 2 : 0);
+  const { ntfs, hfs } = EXPECTED_LAYOUT.protect;
+  return (p.ntfs ? ntfs : 0) | (p.hfs ? hfs : 0);
 }
 
 /**

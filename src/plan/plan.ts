@@ -14,7 +14,6 @@
  * A pathspec limits restore and paths to the entries it matches; a cone-mode sparse
  * checkout marks the entries outside the cone skip-worktree and keeps their files away.
  */
-import { readdirSync } from 'node:fs';
 import type { NativeOdb } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
@@ -70,6 +69,8 @@ export interface PlanInput {
   inCone: ((path: string) => boolean) | null;
   /** Runs a worktree probe, in process or split across the pool. */
   probe: (req: ProbeRequest) => Promise<ProbeResult>;
+  /** The entries of a worktree directory (latin1 names), or null when it cannot be read. */
+  listDir: (dir: string) => { name: string; dir: boolean }[] | null;
 }
 
 export interface Plan {
@@ -599,7 +600,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       else clears.push(dir); // as git's checkout does where only changed entries need the directory
     }
     for (const { path } of dirsInTheWay) {
-      const lost = untrackedInside(input.root, path, I, input.isIgnored);
+      const lost = untrackedInside(input.listDir, path, I, input.isIgnored);
       if (lost) conflicts.dirsLosingUntracked.push(display(path));
       else clears.push(path);
     }
@@ -633,6 +634,9 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     else fileIdx.push(k);
   }
   const files = locateFiles(odb, result, fileIdx);
+  // Links are written last, but their targets are looked up now, with the files' blobs: a
+  // missing one fails the checkout before anything is written.
+  locateFiles(odb, result, symlinks);
   let fileBytes = 0;
   for (const f of files) fileBytes += f.size;
   const dirs = mode === 'fresh' ? dirsOfAll(result, writeFlags) : dirsToMake(result, writeFlags);
@@ -786,25 +790,18 @@ function findPath(list: EntryList, path: string): number {
  * ignored (git: "would lose untracked files").
  */
 function untrackedInside(
-  root: string,
+  listDir: PlanInput['listDir'],
   dir: string,
   index: EntryList | null,
   isIgnored: (path: string, isDir: boolean) => boolean,
 ): boolean {
   if (isIgnored(dir, true)) return false;
-  let names;
-  try {
-    names = readdirSync(Buffer.from(`${root}/${dir}`, 'latin1'), {
-      withFileTypes: true,
-      encoding: 'buffer',
-    });
-  } catch {
-    return false;
-  }
+  const names = listDir(dir);
+  if (names === null) return false;
   for (const ent of names) {
-    const path = `${dir}/${ent.name.toString('latin1')}`;
-    if (ent.isDirectory()) {
-      if (untrackedInside(root, path, index, isIgnored)) return true;
+    const path = `${dir}/${ent.name}`;
+    if (ent.dir) {
+      if (untrackedInside(listDir, path, index, isIgnored)) return true;
       continue;
     }
     // Tracked files are decided (and reported) by their own rows.

@@ -6,15 +6,8 @@
  * isolates, which a Piscina task would pay for a job of microseconds per path.
  */
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  readlinkSync,
-} from 'node:fs';
+import { closeSync, fstatSync, readFileSync, readSync } from 'node:fs';
+import type { WorktreeDir } from '../worktree.js';
 import { STAT_ABSENT, STAT_PRESENT, VERDICT_CLEAN, VERDICT_HASH, type Addon } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
@@ -87,14 +80,10 @@ export function blobId(data: Buffer): Buffer {
 
 const READ_CHUNK = 1 << 20;
 
-/** The blob id of a regular file's content, read without following a final symlink. */
-function hashFile(path: Buffer): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
+/** The blob id of a regular file's content, read without following a symlink anywhere. */
+function hashFile(wt: WorktreeDir, rel: string): Buffer | undefined {
+  const fd = wt.openRead(rel);
+  if (typeof fd === 'string') return undefined;
   try {
     const size = fstatSync(fd).size;
     const hash = createHash('sha1').update(`blob ${size}\0`);
@@ -114,12 +103,9 @@ function hashFile(path: Buffer): Buffer | undefined {
   }
 }
 
-function hashLink(path: Buffer): Buffer | undefined {
-  try {
-    return blobId(readlinkSync(path, { encoding: 'buffer' }));
-  } catch {
-    return undefined;
-  }
+function hashLink(wt: WorktreeDir, rel: string): Buffer | undefined {
+  const target = wt.readlink(rel);
+  return typeof target === 'string' ? undefined : blobId(target);
 }
 
 /**
@@ -128,12 +114,13 @@ function hashLink(path: Buffer): Buffer | undefined {
  */
 function hashConverted(
   addon: Addon,
-  path: Buffer,
+  wt: WorktreeDir,
+  rel: string,
   clean: CheckinConversions,
   entry: number,
 ): Buffer | undefined {
   const c = clean.conversionOf(entry);
-  if (c === null) return hashFile(path);
+  if (c === null) return hashFile(wt, rel);
   if (c.driver !== null && clean.hasCommand(c.driver)) {
     throw new PcheckoutError(
       'ERR_UNSUPPORTED',
@@ -141,16 +128,15 @@ function hashConverted(
       { path: clean.path(entry) },
     );
   }
+  const fd = wt.openRead(rel);
+  if (typeof fd === 'string') return undefined;
   let data: Buffer;
   try {
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      data = readFileSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    data = readFileSync(fd);
   } catch {
     return undefined;
+  } finally {
+    closeSync(fd);
   }
   const auto = c.crlf === CRLF_AUTO_INPUT || c.crlf === CRLF_AUTO_CRLF;
   const { crlf, ident, identInCore, encoding } = c;
@@ -163,7 +149,12 @@ function hashConverted(
   return blobId(out.data ?? data);
 }
 
-export function probe(addon: Addon, req: ProbeRequest, checkin?: CheckinConversions): ProbeResult {
+export function probe(
+  addon: Addon,
+  req: ProbeRequest,
+  wt: WorktreeDir,
+  checkin?: CheckinConversions,
+): ProbeResult {
   const { stats, status, verdict } = addon.statFiles({
     root: req.root,
     paths: req.paths,
@@ -195,17 +186,16 @@ export function probe(addon: Addon, req: ProbeRequest, checkin?: CheckinConversi
   }
   // Only a hash can tell for these (racy, or times changed but not the size): few, usually.
   if (hashCandidates.length > 0) {
-    const prefix = Buffer.from(`${req.root}/`);
     const starts = pathStarts(req.paths, n);
     for (const i of hashCandidates) {
-      const full = Buffer.concat([prefix, req.paths.subarray(starts[i]!, starts[i + 1]! - 1)]);
+      const rel = req.paths.toString('latin1', starts[i]!, starts[i + 1]! - 1);
       const entry = req.entries ? req.entries[i]! : i;
       const id =
         kinds[i] === KIND_SYMLINK
-          ? hashLink(full)
+          ? hashLink(wt, rel)
           : checkin && entry >= 0
-            ? hashConverted(addon, full, checkin, entry)
-            : hashFile(full);
+            ? hashConverted(addon, wt, rel, checkin, entry)
+            : hashFile(wt, rel);
       if (id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20))) {
         clean[i] = 1;
         hashed[i] = 1;

@@ -22,6 +22,15 @@ export function readObject(odb: NativeOdb, oid: string): ParsedObject {
   try {
     return odb.read(oidBuffer(oid));
   } catch (err) {
+    const e = err as { code?: unknown; message?: unknown };
+    if (e?.code === 'ERR_MISSING_OBJECT') {
+      // The addon names the object it did not find: this one, or a delta base it needs.
+      const what = e.message === oid ? '' : ` (${String(e.message)} is missing)`;
+      throw new PcheckoutError('ERR_MISSING_OBJECT', `object ${oid} is missing${what}`, {
+        oid,
+        cause: err,
+      });
+    }
     throw fromNative(err, `cannot read object ${oid}`);
   }
 }

@@ -13,7 +13,7 @@
  *   server, a second pass of fsyncs of every file written and every directory changed, on native
  *   threads (the data is already on its way, so each fsync mostly waits for a reply).
  */
-import type { Addon } from '../addon.js';
+import { EXPECTED_LAYOUT, type Addon } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { FilesystemInfo } from './filesystem.js';
@@ -30,10 +30,10 @@ export interface FsyncSummary {
   barrierMs: number;
 }
 
-/** The writer's per-file step (native SyncMode). */
-export const SYNC_NONE = 0;
-export const SYNC_FILE = 1;
-export const SYNC_START = 2;
+/** The writer's per-file step (native SyncMode; the values are checked when the addon loads). */
+export const SYNC_NONE = EXPECTED_LAYOUT.sync.none;
+export const SYNC_FILE = EXPECTED_LAYOUT.sync.file;
+export const SYNC_START = EXPECTED_LAYOUT.sync.start;
 
 export function writerSync(mode: FsyncMode): number {
   return mode === 'file' ? SYNC_FILE : mode === 'batch' ? SYNC_START : SYNC_NONE;

@@ -4,38 +4,33 @@
  * process or on the pool), and symlinks and gitlinks last, on this thread, so that no link
  * made during the writes can redirect one.
  */
-import {
-  lstatSync,
-  mkdirSync,
-  rmSync,
-  rmdirSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync,
-  type BigIntStats,
-} from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { FILE_COLLIDED, FILE_FAILED, type NativeConversion, type NativeOdb } from '../addon.js';
-import { PcheckoutError, fromSystem } from '../errors.js';
+import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
+import { killPoint } from '../kill-point.js';
 import type { Conversions } from '../plan/conversion.js';
 import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
-import { writeFiles, type Progress, type WriteOutcome } from './write.js';
-import type { PoolWriter } from './pool.js';
+import { writeFiles, type PoolStarter, type Progress, type WriteOutcome } from './write.js';
+import type { WorktreeDir } from '../worktree.js';
 
 export interface ExecuteSettings {
   root: string;
-  pool: PoolWriter | null;
+  /** The same root as a directory handle: every path operation goes through it. */
+  worktree: WorktreeDir;
+  /** Starts the pool when the files go to it; null writes them in process. */
+  pool: PoolStarter | null;
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;
   /**
    * Make the directories of each depth concurrently (a network filesystem, where each mkdir
-   * waits for the server); else one by one, which is cheaper on a local disk.
+   * waits for the server), on dirThreads native threads; else one by one, which is cheaper on
+   * a local disk.
    */
   concurrentDirs?: boolean;
+  dirThreads: number;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
   /** Per result entry, what its bytes go through (null: nothing for any). */
@@ -56,63 +51,53 @@ export interface ExecuteOutcome extends WriteOutcome {
   collisions: string[];
 }
 
-const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR']);
-/** What a path taken by another entry (or a link in the way) reports. */
-const COLLIDING = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENOTEMPTY']);
-
-function abs(root: string, rel: string): Buffer {
-  return Buffer.concat([Buffer.from(`${root}/`), Buffer.from(rel, 'latin1')]);
-}
+// Nothing of ours there: gone, or a leading component is a file or a link (never followed).
+const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
 
 const display = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
 
-function errCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException)?.code;
-}
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+const isDir = (mode: number | string): boolean =>
+  typeof mode === 'number' && (mode & S_IFMT) === S_IFDIR;
 
-function removeOld(root: string, plan: Plan): void {
+function removeOld(wt: WorktreeDir, plan: Plan): void {
   for (const { path, dir } of plan.deletes) {
-    try {
-      if (dir) rmdirSync(abs(root, path));
-      else unlinkSync(abs(root, path));
-    } catch (err) {
-      const code = errCode(err);
-      // A submodule directory that is not empty stays, as with git.
-      if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) continue;
-      if (!ENOENT_LIKE.has(code ?? '')) throw fromSystem(err, 'remove', display(path));
-    }
+    const code = dir ? wt.rmdir(path) : wt.unlink(path);
+    if (code === null) continue;
+    // A submodule directory that is not empty stays, as with git.
+    if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) continue;
+    if (!ENOENT_LIKE.has(code)) throw wt.error(code, 'remove', path);
   }
   for (const dir of plan.rmdirs) {
-    try {
-      rmdirSync(abs(root, dir));
-    } catch {
-      /* not empty (untracked or ignored files stay), or already gone */
-    }
+    wt.rmdir(dir); // not empty (untracked or ignored files stay), or already gone
   }
   for (const path of plan.clears) {
-    try {
-      rmSync(abs(root, path), { recursive: true, force: true });
-    } catch (err) {
-      throw fromSystem(err, 'remove', display(path));
-    }
+    const code = wt.removeTree(path);
+    if (code !== null) throw wt.error(code, 'remove', path);
   }
 }
 
 /**
  * Makes the directories, parents first. One that exists must be a real directory: a file or
- * symlink in its place is replaced when the plan allows it, else the checkout stops here.
+ * symlink in its place (or in place of one of its parents) is replaced when the plan allows
+ * it, else the checkout stops here.
  */
-function makeDirs(root: string, plan: Plan): void {
-  const make = (rel: string): void => {
-    const path = abs(root, rel);
-    try {
-      mkdirSync(path);
-      return;
-    } catch (err) {
-      if (errCode(err) !== 'EEXIST') throw fromSystem(err, 'create directory', display(rel));
+function makeDirs(wt: WorktreeDir, plan: Plan, dirs: readonly string[], gitlinks: number[]): void {
+  const make = (rel: string, again = false): void => {
+    const code = wt.mkdir(rel);
+    if (code === null) return;
+    if ((code === 'ELOOP' || code === 'ENOTDIR') && !again) {
+      // A leading component is a symlink or a file: make it a real directory first.
+      const slash = rel.lastIndexOf('/');
+      if (slash > 0) {
+        make(rel.slice(0, slash));
+        make(rel, true);
+        return;
+      }
     }
-    // Parents were checked first, so this lstat cannot pass through a link.
-    if (lstatSync(path).isDirectory()) return;
+    if (code !== 'EEXIST') throw wt.error(code, 'create directory', rel);
+    if (isDir(wt.lstatMode(rel))) return;
     if (!plan.replaceInTheWay) {
       throw new PcheckoutError(
         'ERR_WOULD_OVERWRITE',
@@ -120,54 +105,38 @@ function makeDirs(root: string, plan: Plan): void {
         { path: display(rel), paths: [display(rel)] },
       );
     }
-    try {
-      unlinkSync(path);
-      mkdirSync(path);
-    } catch (err) {
-      throw fromSystem(err, 'create directory', display(rel));
-    }
+    const replaced = wt.unlink(rel) ?? wt.mkdir(rel);
+    if (replaced !== null) throw wt.error(replaced, 'create directory', rel);
   };
-  for (const dir of plan.dirs) make(dir);
-  for (const k of plan.gitlinks) make(plan.result.name(k));
+  for (const dir of dirs) make(dir);
+  for (const k of gitlinks) make(plan.result.name(k));
 }
 
 /**
- * The directories of each depth at once (libuv's threads overlap the round trips), parents'
- * depth first; any that was not simply created (something there) goes through makeDirs' checks.
+ * The directories of each depth at once on native threads (their round trips overlap on a
+ * network filesystem), parents' depth first; any that was not simply created (something
+ * there) goes through makeDirs' checks.
  */
-async function makeDirsConcurrently(root: string, plan: Plan): Promise<void> {
+function makeDirsConcurrently(wt: WorktreeDir, plan: Plan, threads: number): void {
   const byDepth: string[][] = [];
   for (const dir of plan.dirs) {
     let depth = 0;
     for (let i = dir.indexOf('/'); i >= 0; i = dir.indexOf('/', i + 1)) depth++;
     (byDepth[depth] ??= []).push(dir);
   }
-  const rest: string[] = [];
   for (const level of byDepth) {
     if (!level) continue;
-    const results = await Promise.allSettled(level.map((dir) => mkdir(abs(root, dir))));
-    results.forEach((r, i) => {
-      if (r.status === 'rejected') rest.push(level[i]!);
-    });
+    const results = wt.mkdirMany(level, threads);
     // Whatever failed is retried with the checks (in order, parents first) before going deeper.
-    if (rest.length > 0) makeDirs(root, { ...plan, dirs: rest.splice(0), gitlinks: [] });
+    const rest = level.filter((_, i) => results[i] !== null);
+    if (rest.length > 0) makeDirs(wt, plan, rest, []);
   }
-  makeDirs(root, { ...plan, dirs: [] });
+  makeDirs(wt, plan, [], plan.gitlinks);
 }
 
-function putStat(stats: Uint32Array, i: number, st: BigIntStats): void {
-  const w = (v: bigint): number => Number(v & 0xffffffffn);
-  const base = i * STAT_WORDS;
-  stats[base] = w(st.ctimeNs / 1_000_000_000n);
-  stats[base + 1] = w(st.ctimeNs % 1_000_000_000n);
-  stats[base + 2] = w(st.mtimeNs / 1_000_000_000n);
-  stats[base + 3] = w(st.mtimeNs % 1_000_000_000n);
-  stats[base + 4] = w(st.dev);
-  stats[base + 5] = w(st.ino);
-  stats[base + 6] = w(st.mode);
-  stats[base + 7] = w(st.uid);
-  stats[base + 8] = w(st.gid);
-  stats[base + 9] = w(st.size);
+function statInto(wt: WorktreeDir, stats: Uint32Array, k: number, rel: string): void {
+  const code = wt.lstatInto(rel, stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS));
+  if (code !== null) throw wt.error(code, 'stat', rel);
 }
 
 /** Symlinks go last and on this thread: a link made while workers write could redirect them. */
@@ -178,6 +147,7 @@ function writeLinks(
   settings: ExecuteSettings,
 ): void {
   const { result } = plan;
+  const wt = settings.worktree;
   for (const k of plan.symlinks) {
     const blob = readObject(odb, result.oidHex(k));
     if (blob.type !== 'blob') {
@@ -187,32 +157,20 @@ function writeLinks(
         { oid: result.oidHex(k), path: result.display(k) },
       );
     }
-    const path = abs(settings.root, result.name(k));
-    try {
-      if (plan.replace[k] === 1) unlinkIfThere(path);
-      if (settings.symlinks) symlinkSync(blob.data, path);
-      else writeFileSync(path, blob.data, { flag: 'wx', mode: 0o666 });
-    } catch (err) {
-      const code = errCode(err);
-      if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') {
-        outcome.collided.push(k);
-        continue;
-      }
-      throw fromSystem(err, 'create symlink', result.display(k));
+    const rel = result.name(k);
+    let code = plan.replace[k] === 1 ? wt.unlink(rel) : null;
+    if (code !== null && ENOENT_LIKE.has(code)) code = null;
+    if (code === null) {
+      code = settings.symlinks ? wt.symlink(blob.data, rel) : wt.writeNew(rel, blob.data, 0o666);
     }
-    putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
+    if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ELOOP') {
+      outcome.collided.push(k);
+      continue;
+    }
+    if (code !== null) throw wt.error(code, 'create symlink', rel);
+    statInto(wt, outcome.stats, k, rel);
   }
-  for (const k of plan.gitlinks) {
-    putStat(outcome.stats, k, lstatSync(abs(settings.root, result.name(k)), { bigint: true }));
-  }
-}
-
-function unlinkIfThere(path: Buffer): void {
-  try {
-    unlinkSync(path);
-  } catch (err) {
-    if (!ENOENT_LIKE.has(errCode(err) ?? '')) throw err;
-  }
+  for (const k of plan.gitlinks) statInto(wt, outcome.stats, k, result.name(k));
 }
 
 /** ASCII case folding, as git compares paths when core.ignorecase is set (fspathcmp). */
@@ -225,6 +183,9 @@ function leadingDirs(name: string): string[] {
   for (let s = name.indexOf('/'); s > 0; s = name.indexOf('/', s + 1)) dirs.push(name.slice(0, s));
   return dirs;
 }
+
+/** What a path taken by another entry (or a link in the way) reports. */
+const COLLIDING = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENOTEMPTY']);
 
 /**
  * Entries whose path was taken when written: names one filesystem treats as the same (FILE_X
@@ -312,57 +273,48 @@ function rewrite(
   countBytes: boolean,
 ): boolean {
   const { result } = plan;
-  const { root } = settings;
+  const wt = settings.worktree;
   const name = result.name(k);
   const mode = result.modes[k]!;
-  const path = abs(root, name);
-  try {
-    for (const dir of leadingDirs(name)) {
-      const st = lstatSync(abs(root, dir), { throwIfNoEntry: false });
-      if (st?.isDirectory()) continue;
-      if (st) {
-        if (!plan.replaceInTheWay) return false;
-        unlinkSync(abs(root, dir));
-      }
-      mkdirSync(abs(root, dir));
-    }
-    const st = lstatSync(path, { throwIfNoEntry: false });
-    if (st?.isDirectory()) {
-      if (mode === 0o160000) {
-        putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
-        return true;
-      }
+  const check = (code: string | null, action: string, rel: string): boolean => {
+    if (code === null) return true;
+    if (COLLIDING.has(code)) return false;
+    throw wt.error(code, action, rel);
+  };
+  for (const dir of leadingDirs(name)) {
+    const at = wt.lstatMode(dir);
+    if (isDir(at)) continue;
+    if (typeof at === 'number') {
       if (!plan.replaceInTheWay) return false;
-      rmSync(path, { recursive: true, force: true });
-    } else if (st) {
-      unlinkSync(path);
+      if (!check(wt.unlink(dir), 'remove', dir)) return false;
     }
-  } catch (err) {
-    if (COLLIDING.has(errCode(err) ?? '')) return false;
-    throw fromSystem(err, 'write', result.display(k));
+    if (!check(wt.mkdir(dir), 'create directory', dir)) return false;
+  }
+  const at = wt.lstatMode(name);
+  if (isDir(at)) {
+    if (mode === 0o160000) {
+      statInto(wt, outcome.stats, k, name);
+      return true;
+    }
+    if (!plan.replaceInTheWay) return false;
+    if (!check(wt.removeTree(name), 'remove', name)) return false;
+  } else if (typeof at === 'number') {
+    if (!check(wt.unlink(name), 'remove', name)) return false;
   }
   if (mode === 0o160000 || mode === 0o120000) {
-    try {
-      if (mode === 0o160000) {
-        mkdirSync(path);
-      } else {
-        const blob = readObject(odb, result.oidHex(k));
-        if (settings.symlinks) symlinkSync(blob.data, path);
-        else writeFileSync(path, blob.data, { flag: 'wx', mode: 0o666 });
-      }
-    } catch (err) {
-      if (COLLIDING.has(errCode(err) ?? '')) return false;
-      throw fromSystem(
-        err,
-        mode === 0o160000 ? 'create directory' : 'create symlink',
-        result.display(k),
-      );
+    let code: string | null;
+    if (mode === 0o160000) {
+      code = wt.mkdir(name);
+    } else {
+      const blob = readObject(odb, result.oidHex(k));
+      code = settings.symlinks ? wt.symlink(blob.data, name) : wt.writeNew(name, blob.data, 0o666);
     }
-    putStat(outcome.stats, k, lstatSync(path, { bigint: true }));
+    if (!check(code, mode === 0o160000 ? 'create directory' : 'create symlink', name)) return false;
+    statInto(wt, outcome.stats, k, name);
     return true;
   }
   const res = odb.writeFiles({
-    root,
+    root: settings.root,
     paths: Buffer.concat([result.pathBytes(k), Buffer.alloc(1)]),
     oids: Buffer.from(result.oid(k)),
     modes: Uint32Array.of(mode),
@@ -387,9 +339,11 @@ export async function execute(
   plan: Plan,
   settings: ExecuteSettings,
 ): Promise<ExecuteOutcome> {
-  removeOld(settings.root, plan);
-  if (settings.concurrentDirs) await makeDirsConcurrently(settings.root, plan);
-  else makeDirs(settings.root, plan);
+  removeOld(settings.worktree, plan);
+  killPoint();
+  if (settings.concurrentDirs) makeDirsConcurrently(settings.worktree, plan, settings.dirThreads);
+  else makeDirs(settings.worktree, plan, plan.dirs, plan.gitlinks);
+  killPoint();
   const conv = settings.conversions;
   const driven = (f: FileTask): boolean =>
     conv !== null && conv.profiles[conv.ids[f.index]!]!.driver !== null;
@@ -430,6 +384,7 @@ export async function execute(
   }
   if (settings.signal?.aborted) return { ...outcome, collisions: [] };
   writeLinks(odb, plan, outcome, settings);
+  killPoint();
   const collisions = retryCollisions(odb, plan, outcome, settings);
   return { ...outcome, collisions };
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Piscina } from 'piscina';
 import type { NativeWriteRequest, NativeWriteResult } from '../addon.js';
-import { PcheckoutError, fromNative, isErrorCode } from '../errors.js';
+import { PcheckoutError, fromNative } from '../errors.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import type { ObjectStore, WorkerConstants, WorkerResult, WorkerTask } from './worker.js';
 
@@ -17,12 +17,22 @@ export interface PoolWriter {
 /**
  * The Piscina pool, started when the files to write are above the threshold: once per
  * checkout, or once per warm engine (its threads keep a reader per repository).
+ * A worker that cannot start (no memory, no file descriptors left) fails the checkout with
+ * ERR_WORKER; it never reaches the process as an unhandled 'error' event.
  */
 export class WorkerPool {
+  private failure: unknown;
+  private destroyed: Promise<void> | undefined;
+
   private constructor(
     readonly threads: number,
     private readonly pool: Piscina<WorkerTask, WorkerResult>,
-  ) {}
+  ) {
+    // Piscina reports a worker that dies with no task (e.g. during its start) as an 'error'
+    // event; unheard, it would end the process. The first one fails the pool: the tasks in
+    // flight are rejected and the caller gets the reason.
+    pool.on('error', (err: unknown) => this.fail(err));
+  }
 
   /** Piscina is loaded here, on first use: a checkout below the threshold never pays for it. */
   static async start(threads: number, constants: WorkerConstants): Promise<WorkerPool> {
@@ -40,24 +50,42 @@ export class WorkerPool {
 
   /** Writes against `store`'s objects. */
   writer(store: ObjectStore): PoolWriter {
-    return { threads: this.threads, write: async (request) => this.run({ store, request }) };
+    return { threads: this.threads, write: async (request) => this.write(store, request) };
   }
 
-  private async run(task: WorkerTask): Promise<WorkerResult> {
+  private async write(store: ObjectStore, request: NativeWriteRequest): Promise<NativeWriteResult> {
+    if (this.failure !== undefined) throw poolError(this.failure);
+    let result: WorkerResult;
     try {
-      return await this.pool.run(task);
+      result = await this.pool.run({ store, request });
     } catch (err) {
-      // Coded errors come from the addon (the root vanished, …); anything else is the pool's.
-      if (isErrorCode((err as { code?: unknown })?.code)) throw fromNative(err, 'a worker failed');
-      throw new PcheckoutError(
-        'ERR_WORKER',
-        `a checkout worker failed: ${(err as Error)?.message ?? err}`,
-        { cause: err },
-      );
+      throw poolError(this.failure ?? err);
     }
+    // A coded error the worker caught (the addon's, e.g. the root vanished): rebuilt here.
+    if ('failure' in result) throw fromNative(result.failure, 'writing files failed');
+    return result;
+  }
+
+  private fail(err: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = err;
+    void this.destroy();
   }
 
   async destroy(): Promise<void> {
-    await this.pool.destroy();
+    this.destroyed ??= this.pool.destroy().catch(() => {});
+    return this.destroyed;
   }
+}
+
+function poolError(err: unknown): PcheckoutError {
+  const message = String((err as Error)?.message ?? err);
+  const hint = /EMFILE|ENFILE|too many open files/i.test(message)
+    ? ' (out of file descriptors: raise the limit, ulimit -n, or use fewer workers)'
+    : /EAGAIN|ENOMEM|Resource temporarily unavailable/i.test(message)
+      ? ' (out of threads or memory: use fewer workers)'
+      : '';
+  return new PcheckoutError('ERR_WORKER', `a checkout worker failed: ${message}${hint}`, {
+    cause: err,
+  });
 }

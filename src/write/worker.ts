@@ -29,12 +29,15 @@ export interface WorkerTask {
   request: NativeWriteRequest;
 }
 
-export type WorkerResult = NativeWriteResult;
+/**
+ * A chunk's result, or why the whole chunk failed. The failure comes back as data: an Error
+ * crossing the thread boundary loses its `code` (structured clone keeps only name and message).
+ */
+export type WorkerResult = NativeWriteResult | { failure: { code: unknown; message: string } };
 
 /** Readers kept per thread: a build system alternating between a few repositories. */
 const MAX_STORES = 4;
 
-const addon = loadAddon();
 const constants = workerData as WorkerConstants;
 const readers = new Map<number, NativeOdb>(); // least recently used first
 
@@ -43,7 +46,7 @@ function readerFor(store: ObjectStore): NativeOdb {
   if (odb) {
     readers.delete(store.id);
   } else {
-    odb = new addon.Odb(store.objectDirs, constants.cacheBytes);
+    odb = new (loadAddon().Odb)(store.objectDirs, constants.cacheBytes);
     for (const [id, old] of readers) {
       if (readers.size < MAX_STORES) break;
       readers.delete(id);
@@ -55,5 +58,10 @@ function readerFor(store: ObjectStore): NativeOdb {
 }
 
 export default function run(task: WorkerTask): WorkerResult {
-  return readerFor(task.store).writeFiles(task.request);
+  try {
+    return readerFor(task.store).writeFiles(task.request);
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown };
+    return { failure: { code: e?.code, message: String(e?.message ?? err) } };
+  }
 }

@@ -6,7 +6,8 @@ import {
   type NativeWriteRequest,
   type NativeWriteResult,
 } from '../addon.js';
-import { fromNative } from '../errors.js';
+import { PcheckoutError, fromNative } from '../errors.js';
+import { killPoint } from '../kill-point.js';
 import { STAT_WORDS } from '../index/write.js';
 import { checkoutIsNoop, type Conversions } from '../plan/conversion.js';
 import type { EntryList } from '../plan/entries.js';
@@ -20,10 +21,17 @@ export interface Progress {
   bytes: number;
 }
 
+/** Starts the pool with a given number of threads (once), when the files go to the pool. */
+export interface PoolStarter {
+  /** The most threads wanted (the worker count in force). */
+  workers: number;
+  start(threads: number): Promise<PoolWriter>;
+}
+
 export interface WriteSettings {
   root: string;
   /** The pool when it is used for this checkout, else the files are written in process. */
-  pool: PoolWriter | null;
+  pool: PoolStarter | null;
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;
@@ -152,8 +160,9 @@ export async function writeFiles(
     warnings: [],
   };
   if (files.length === 0) return outcome;
-  const { pool } = settings;
-  const parts = pool ? pool.threads * 8 : Math.min(16, Math.ceil(files.length / 256));
+  const parts = settings.pool
+    ? settings.pool.workers * 8
+    : Math.min(16, Math.ceil(files.length / 256));
   const chunks = makeChunks(files, parts);
   let done = 0;
   const absorb = (chunk: FileTask[], res: NativeWriteResult): void => {
@@ -172,10 +181,19 @@ export async function writeFiles(
       outcome.warnings.push({ index: chunk[w.index]!.index, message: w.message });
     outcome.bytes += res.bytes;
     done += chunk.length;
-    settings.onProgress?.({ done, total: files.length, bytes: outcome.bytes });
+    killPoint();
+    try {
+      settings.onProgress?.({ done, total: files.length, bytes: outcome.bytes });
+    } catch (err) {
+      throw new PcheckoutError(
+        'ERR_CALLBACK',
+        `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
+        { cause: err },
+      );
+    }
   };
 
-  if (!pool) {
+  if (!settings.pool) {
     for (const chunk of chunks) {
       if (settings.signal?.aborted) break;
       let res: NativeWriteResult;
@@ -189,8 +207,10 @@ export async function writeFiles(
     return outcome;
   }
 
-  const threads = Math.min(pool.threads, chunks.length);
-  outcome.poolWorkers = pool.threads;
+  // Never more threads than chunks: each would only start, load the addon and wait.
+  const pool = await settings.pool.start(Math.min(settings.pool.workers, chunks.length));
+  const threads = pool.threads;
+  outcome.poolWorkers = threads;
   let next = 0;
   let firstError: unknown;
   const runOne = async (): Promise<void> => {
