@@ -21,6 +21,7 @@ export const ErrorCodes = {
   ERR_IO: 'a filesystem operation failed',
   ERR_TOO_LARGE: 'an object is too large to hold in memory',
   ERR_ABORTED: 'the checkout was aborted',
+  ERR_FILTER_FAILED: 'a required filter driver failed, or a delayed file never came back',
   ERR_ADDON_LOAD: 'the native addon could not be loaded',
   ERR_WORKER: 'a worker thread failed',
 } as const;
