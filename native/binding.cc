@@ -328,6 +328,18 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
     if (farr.ElementLength() != n) throw_arg(env, "flags differ in length from paths");
     req.flags = farr.Data();
   }
+  Napi::Value contents = o.Get("contents");
+  if (!contents.IsUndefined()) {
+    if (!contents.IsArray() || contents.As<Napi::Array>().Length() != n)
+      throw_arg(env, "contents must be an Array with one Buffer per path");
+    Napi::Array arr = contents.As<Napi::Array>();
+    for (uint32_t i = 0; i < n; i++) {
+      Napi::Value c = arr.Get(i);
+      if (!c.IsBuffer()) throw_arg(env, "contents must hold Buffers");
+      auto b = c.As<Napi::Buffer<uint8_t>>();
+      req.contents.emplace_back(b.Data(), b.Length());
+    }
+  }
   Napi::Value sync = o.Get("sync");
   if (!sync.IsUndefined()) {
     if (!sync.IsNumber()) throw_arg(env, "sync must be a number");

@@ -19,6 +19,8 @@ export interface NativeWriteRequest {
   streamThreshold: number;
   /** Per-file step before close: 0 none, 1 fsync, 2 sync_file_range(WRITE) (see write/durability.ts). */
   sync?: number;
+  /** One per path: the bytes to write instead of the blob (a filter's output). */
+  contents?: Buffer[];
 }
 
 /** fsync of many paths under a root (files or directories, "." for the root). */
