@@ -17,6 +17,7 @@ import { inCone, readCone } from './plan/sparse.js';
 import { assertSafePaths, pathProtection, type PathProtection } from './plan/paths.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
+import { cleanStep, partitionFiltered } from './plan/filter-attrs.js';
 import { walkTree } from './plan/tree.js';
 import { HeadUpdate } from './repo/head.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
@@ -33,6 +34,8 @@ import {
 } from './settings.js';
 import { syncBarrier, writerSync, type FsyncSummary } from './write/durability.js';
 import { execute } from './write/execute.js';
+import { checkoutRef } from './write/filtered.js';
+import { FilterSession, readFilterDrivers, type FilterFailure } from './write/filters.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorkerPool } from './write/pool.js';
 export type { Progress } from './write/write.js';
@@ -65,8 +68,18 @@ export interface CheckoutSummary {
   gitlinks: number;
   /** Bytes of regular-file content written. */
   bytes: number;
-  /** Whether the writes ran on the pool, and its threads. */
-  pool: { used: boolean; workers: number };
+  /** Whether the writes ran on the pool, its threads, and the files it wrote. */
+  pool: { used: boolean; workers: number; files: number };
+  /**
+   * Files written through external filter drivers (on the main thread), how many of those a
+   * process filter delayed, and the failures of drivers that are not required (those files
+   * are left unfiltered, as git leaves them; git prints each as an error).
+   */
+  filters: {
+    files: number;
+    delayed: number;
+    failed: { path: string; driver: string; message: string }[];
+  };
   /** The worker count in force (option, config or cores) and the threshold in force. */
   workers: number;
   threshold: number;
@@ -231,6 +244,15 @@ async function run(job: Job): Promise<CheckoutSummary> {
     repo.config.getInt('checkout.thresholdforparallelism') ??
     DEFAULT_THRESHOLD;
   const pool = new LazyPool(workers, repo);
+  // External filters run from the worktree's top, as git runs them; a materialized directory is
+  // no repository, so they are told where it is (as git --git-dir --work-tree would).
+  const filterSession = new FilterSession(
+    readFilterDrivers(repo.config),
+    job.worktree,
+    job.materialize
+      ? { ...process.env, GIT_DIR: repo.gitDir, GIT_WORK_TREE: job.worktree }
+      : process.env,
+  );
   try {
     // Open: the current index, the target, HEAD's lock.
     const current = readIndex(job.indexPath);
@@ -264,6 +286,8 @@ async function run(job: Job): Promise<CheckoutSummary> {
     if (current) assertNoConversions(repo, odb, current.entries);
     if (targetEntries) assertNoConversions(repo, odb, targetEntries);
     const cone = job.materialize ? null : readCone(repo);
+    // Attribute warnings are git's; the conversions' wiring reports them (not filters').
+    const where = { repo, odb, worktree: job.worktree, warn: () => {} };
     const plan = await makePlan(odb, {
       mode,
       root: job.worktree,
@@ -276,9 +300,21 @@ async function run(job: Job): Promise<CheckoutSummary> {
       isIgnored: job.materialize ? () => false : lazyExcludes(repo),
       pathspec: job.materialize ? null : pathspec,
       inCone: cone ? (path) => inCone(cone, path) : null,
-      probe: async (req) => probe(addon, req),
+      // The dirty check hashes what git would: a filtered file after its clean filter.
+      probe: async (req) =>
+        probe(addon, req, cleanStep(where, filterSession, current?.entries ?? null)),
     });
-    const usePool = workers > 1 && plan.files.length > threshold;
+    // git reads attributes index first in unpack_trees, worktree first otherwise.
+    const fromTree = mode === 'fresh' || mode === 'switch' || mode === 'force';
+    const partition = partitionFiltered(
+      where,
+      filterSession,
+      plan.result,
+      plan.files,
+      fromTree ? 'checkout' : 'checkin',
+    );
+    // git's threshold counts the entries its parallel queue takes: filtered ones are not.
+    const usePool = workers > 1 && partition.plain.length > threshold;
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
     if (usePool) odb.releaseCache();
     const planned = performance.now();
@@ -294,7 +330,19 @@ async function run(job: Job): Promise<CheckoutSummary> {
       symlinks: repo.config.getBool('core.symlinks') ?? true,
       onProgress: settings.onProgress,
       signal: settings.signal,
+      filters: {
+        ...partition,
+        step: {
+          session: filterSession,
+          ref: target ? checkoutRef(refs, settings.ref, target) : null,
+          treeish: target ? (target.commit ?? target.tree) : null,
+          // git's checkout-index delays nothing; `git checkout [<rev>] -- <paths>` may.
+          canDelay: mode !== 'restore' || settings.paths !== undefined,
+          toWorktree: (_k, blob) => blob,
+        },
+      },
     });
+    await filterSession.close();
     if (settings.signal?.aborted) throw aborted();
     if (outcome.failures.length > 0) {
       const first = outcome.failures[0]!;
@@ -371,7 +419,12 @@ async function run(job: Job): Promise<CheckoutSummary> {
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: usePool, workers: pool.started?.threads ?? 0 },
+      pool: { used: usePool, workers: pool.started?.threads ?? 0, files: outcome.poolFiles },
+      filters: {
+        files: outcome.filteredFiles,
+        delayed: outcome.delayedFiles,
+        failed: filterSession.failures.map(displayFailure),
+      },
       workers,
       threshold,
       inflater: addon.inflater,
@@ -391,6 +444,7 @@ async function run(job: Job): Promise<CheckoutSummary> {
       },
     };
   } finally {
+    await filterSession.close();
     await pool.destroy();
     headUpdate?.rollback();
     indexLock.rollback();
@@ -487,6 +541,10 @@ function writeMetadata(job: Job, target: Resolved): void {
 function lazyExcludes(repo: Repo): (path: string, isDir: boolean) => boolean {
   let excludes: Excludes | undefined;
   return (path, isDir) => (excludes ??= new Excludes(repo)).isIgnored(path, isDir);
+}
+
+function displayFailure(f: FilterFailure): FilterFailure {
+  return { ...f, path: Buffer.from(f.path, 'latin1').toString('utf8') };
 }
 
 function round(ms: number): number {

@@ -73,6 +73,37 @@ export function blobId(data: Buffer): Buffer {
 
 const READ_CHUNK = 1 << 20;
 
+/**
+ * How git turns a file's content into what it hashes (convert_to_git), for a path (latin1) whose
+ * attributes ask for it; null when the content is hashed as it is.
+ */
+export type ToGit = (path: string) => ((content: Buffer) => Promise<Buffer>) | null;
+
+/** A regular file's whole content, read without following a final symlink. */
+function readFile(path: Buffer): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.allocUnsafe(size);
+    let total = 0;
+    while (total < size) {
+      const n = readSync(fd, buf, total, size - total, null);
+      if (n === 0) break;
+      total += n;
+    }
+    return total === size ? buf : undefined; // changed while read: not clean
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The blob id of a regular file's content, read without following a final symlink. */
 function hashFile(path: Buffer): Buffer | undefined {
   let fd: number;
@@ -108,7 +139,11 @@ function hashLink(path: Buffer): Buffer | undefined {
   }
 }
 
-export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
+export async function probe(
+  addon: Addon,
+  req: ProbeRequest,
+  toGit: ToGit | null = null,
+): Promise<ProbeResult> {
   const { stats, status, verdict } = addon.statFiles({
     root: req.root,
     paths: req.paths,
@@ -141,15 +176,23 @@ export function probe(addon: Addon, req: ProbeRequest): ProbeResult {
   if (hashCandidates.length > 0) {
     const prefix = Buffer.from(`${req.root}/`);
     const starts = pathStarts(req.paths, n);
-    for (const i of hashCandidates) {
-      const full = Buffer.concat([prefix, req.paths.subarray(starts[i]!, starts[i + 1]! - 1)]);
-      const id = kinds[i] === KIND_SYMLINK ? hashLink(full) : hashFile(full);
+    for (const i of hashCandidates.splice(0)) {
+      const rel = req.paths.subarray(starts[i]!, starts[i + 1]! - 1);
+      const full = Buffer.concat([prefix, rel]);
+      const convert = kinds[i] === KIND_SYMLINK ? null : toGit?.(rel.toString('latin1'));
+      let id: Buffer | undefined;
+      if (convert) {
+        // Through the clean filter first, as git's ce_compare_data hashes it.
+        const content = readFile(full);
+        id = content === undefined ? undefined : blobId(await convert(content));
+      } else {
+        id = kinds[i] === KIND_SYMLINK ? hashLink(full) : hashFile(full);
+      }
       if (id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20))) {
         clean[i] = 1;
         hashed[i] = 1;
       }
     }
-    hashCandidates.length = 0;
   }
   return { kinds, clean, hashed, stats };
 }

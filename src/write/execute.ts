@@ -19,7 +19,10 @@ import { FILE_COLLIDED, FILE_FAILED, type NativeOdb } from '../addon.js';
 import { PcheckoutError, fromSystem } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
+import type { FilterPartition } from '../plan/filter-attrs.js';
+import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
+import { FilterStep, type FilterStepSettings } from './filtered.js';
 import { writeFiles, type Progress, type WriteOutcome } from './write.js';
 import type { WorkerPool } from './pool.js';
 
@@ -38,11 +41,18 @@ export interface ExecuteSettings {
   symlinks: boolean;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
+  /** The files that go through external filters (write/filtered.ts), or null when none do. */
+  filters: (FilterPartition & { step: Omit<FilterStepSettings, 'root' | 'sync'> }) | null;
 }
 
 export interface ExecuteOutcome extends WriteOutcome {
   /** Paths that collided with another entry (case-insensitive filesystems), sorted. */
   collisions: string[];
+  /** Regular files written through external filters, and how many of them were delayed. */
+  filteredFiles: number;
+  delayedFiles: number;
+  /** Regular files written on the pool (0 when it was not used). */
+  poolFiles: number;
 }
 
 const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR']);
@@ -212,11 +222,13 @@ function retryCollisions(
   plan: Plan,
   outcome: WriteOutcome,
   settings: ExecuteSettings,
+  /** Collided entries already written again by their own step (filtered ones): reported only. */
+  rewritten: number[],
 ): string[] {
-  if (outcome.collided.length === 0) return [];
+  if (outcome.collided.length === 0 && rewritten.length === 0) return [];
   const { result } = plan;
   const sizes = new Map(plan.files.map((f) => [f.index, f.size]));
-  const groups: number[] = [];
+  const groups: number[] = [...rewritten];
   for (const k of outcome.collided) {
     if (result.modes[k] === 0o120000 || result.modes[k] === 0o160000) {
       groups.push(k);
@@ -285,16 +297,72 @@ export async function execute(
   removeOld(settings.root, plan);
   if (settings.concurrentDirs) await makeDirsConcurrently(settings.root, plan);
   else makeDirs(settings.root, plan);
-  const outcome = await writeFiles(plan.result, plan.files, plan.replace, odb, {
+  // Filtered files first, in index order, then the rest, then the delayed ones: git's order
+  // (its sequential pass, the parallel queue, finish_delayed_checkout). A required filter that
+  // fails stops the checkout before the other files are written, as it stops git's.
+  const { filters, onProgress } = settings;
+  const step =
+    filters && filters.filtered.length > 0
+      ? new FilterStep(odb, plan.result, filters.filtered, plan.replace, {
+          ...filters.step,
+          root: settings.root,
+          sync: settings.sync,
+        })
+      : null;
+  const total = plan.files.length;
+  const written = { done: 0, bytes: 0 }; // by the pool or in process
+  const report = (): void =>
+    onProgress?.({
+      done: written.done + (step?.done ?? 0),
+      total,
+      bytes: written.bytes + (step?.outcome.bytes ?? 0),
+    });
+  if (step) {
+    await step.writeFirstPass(settings.signal);
+    report();
+  }
+  const plain = filters ? filters.plain : plan.files;
+  const outcome = await writeFiles(plan.result, plain, plan.replace, odb, {
     root: settings.root,
     pool: settings.pool,
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
-    onProgress: settings.onProgress,
+    onProgress:
+      onProgress &&
+      ((p) => {
+        written.done = p.done;
+        written.bytes = p.bytes;
+        report();
+      }),
     signal: settings.signal,
   });
-  if (settings.signal?.aborted) return { ...outcome, collisions: [] };
+  if (settings.signal?.aborted)
+    return { ...outcome, ...counts(step, plain, settings), collisions: [] };
+  if (step) {
+    await step.finishDelayed();
+    for (const { task } of step.files) {
+      const k = task.index;
+      outcome.stats.set(
+        step.outcome.stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS),
+        k * STAT_WORDS,
+      );
+    }
+    outcome.bytes += step.outcome.bytes;
+    report();
+  }
   writeLinks(odb, plan, outcome, settings);
-  const collisions = retryCollisions(odb, plan, outcome, settings);
-  return { ...outcome, collisions };
+  const collisions = retryCollisions(odb, plan, outcome, settings, step?.outcome.collided ?? []);
+  return { ...outcome, ...counts(step, plain, settings), collisions };
+}
+
+function counts(
+  step: FilterStep | null,
+  plain: FileTask[],
+  settings: ExecuteSettings,
+): Pick<ExecuteOutcome, 'filteredFiles' | 'delayedFiles' | 'poolFiles'> {
+  return {
+    filteredFiles: step?.files.length ?? 0,
+    delayedFiles: step?.delayedCount ?? 0,
+    poolFiles: settings.pool ? plain.length : 0,
+  };
 }
