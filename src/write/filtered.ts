@@ -4,7 +4,13 @@
  * long-running process per driver; a one-shot command per file). In index order before the
  * other files, then the delayed ones once the rest is written (git's finish_delayed_checkout).
  */
-import { FILE_COLLIDED, FILE_FAILED, type NativeOdb } from '../addon.js';
+import {
+  FILE_COLLIDED,
+  FILE_FAILED,
+  WRITE_REPLACE,
+  type NativeOdb,
+  type NativeWriteResult,
+} from '../addon.js';
 import { PcheckoutError, fromNative } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import type { EntryList } from '../plan/entries.js';
@@ -74,42 +80,57 @@ export class FilterStep {
     );
   }
 
-  /** Every filtered entry once, in index order; stops at a required driver's failure. */
+  private readBlob(k: number): Buffer {
+    const blob = readObject(this.odb, this.entries.oidHex(k));
+    if (blob.type !== 'blob') {
+      throw new PcheckoutError(
+        'ERR_CORRUPT_OBJECT',
+        `${this.entries.display(k)} points at ${this.entries.oidHex(k)}, which is not a blob`,
+        { oid: this.entries.oidHex(k), path: this.entries.display(k) },
+      );
+    }
+    return blob.data;
+  }
+
+  /**
+   * Every filtered entry once, in index order; stops at a required driver's failure. Each
+   * file is written on a libuv thread while the next request goes to its filter (the next
+   * blob is read first: the object reader is busy while it writes).
+   */
   async writeFirstPass(signal: AbortSignal | undefined): Promise<void> {
     const { session } = this.settings;
-    for (const { task, driver } of this.files) {
-      if (signal?.aborted) return;
-      const k = task.index;
-      const blob = readObject(this.odb, this.entries.oidHex(k));
-      if (blob.type !== 'blob') {
-        throw new PcheckoutError(
-          'ERR_CORRUPT_OBJECT',
-          `${this.entries.display(k)} points at ${this.entries.oidHex(k)}, which is not a blob`,
-          { oid: this.entries.oidHex(k), path: this.entries.display(k) },
+    try {
+      let blob = this.files.length > 0 ? this.readBlob(this.files[0]!.task.index) : EMPTY;
+      for (let n = 0; n < this.files.length; n++) {
+        if (signal?.aborted) return;
+        const { task, driver } = this.files[n]!;
+        const k = task.index;
+        const converted = this.settings.toWorktree(k, blob);
+        const path = this.entries.name(k);
+        const result = await session.run(
+          driver,
+          'smudge',
+          path,
+          converted,
+          this.meta(k),
+          this.settings.canDelay,
         );
+        await this.settle();
+        if (n + 1 < this.files.length) blob = this.readBlob(this.files[n + 1]!.task.index);
+        if (result.status === 'delayed') {
+          this.delayed.set(path, k);
+          this.delayedCount++;
+        } else if (result.status === 'failed') {
+          if (driver.required) throw this.failedRequired(k, driver, result.message);
+          session.failures.push({ path, driver: driver.name, message: result.message });
+          this.startWrite(k, converted);
+        } else {
+          this.startWrite(k, result.data);
+        }
       }
-      const converted = this.settings.toWorktree(k, blob.data);
-      const path = this.entries.name(k);
-      const result = await session.run(
-        driver,
-        'smudge',
-        path,
-        converted,
-        this.meta(k),
-        this.settings.canDelay,
-      );
-      if (result.status === 'delayed') {
-        this.delayed.set(path, k);
-        this.delayedCount++;
-        continue;
-      }
-      if (result.status === 'failed') {
-        if (driver.required) throw this.failedRequired(k, driver, result.message);
-        session.failures.push({ path, driver: driver.name, message: result.message });
-        this.write(k, converted);
-      } else {
-        this.write(k, result.data);
-      }
+      await this.settle();
+    } finally {
+      await this.settle(true); // a failure above: the write in flight finishes first
     }
   }
 
@@ -119,6 +140,15 @@ export class FilterStep {
    */
   async finishDelayed(): Promise<void> {
     if (this.delayed.size === 0) return;
+    try {
+      await this.retryDelayed();
+      await this.settle();
+    } finally {
+      await this.settle(true);
+    }
+  }
+
+  private async retryDelayed(): Promise<void> {
     const { session } = this.settings;
     const problems: string[] = [];
     const byPath = new Map(this.files.map((f) => [this.entries.name(f.task.index), f]));
@@ -145,15 +175,16 @@ export class FilterStep {
           this.delayed.delete(path);
           const { driver } = byPath.get(path)!;
           const result = await session.run(driver, 'smudge', path, EMPTY, this.meta(k), false);
+          await this.settle();
           if (result.status === 'ok') {
-            this.write(k, result.data);
+            this.startWrite(k, result.data);
             continue;
           }
           const message = result.status === 'failed' ? result.message : 'delayed again';
           if (driver.required) throw this.failedRequired(k, driver, message);
           // git sends no content on the retry, and writes what it has: nothing.
           session.failures.push({ path, driver: driver.name, message });
-          this.write(k, EMPTY);
+          this.startWrite(k, EMPTY);
         }
         if (keep) next.push(cmd);
       }
@@ -169,15 +200,32 @@ export class FilterStep {
     }
   }
 
+  /** The write in flight, if any: the object reader is busy until it settles. */
+  private inFlight: Promise<void> | null = null;
+
+  /** Starts writing an entry's content on a libuv thread. */
+  private startWrite(k: number, data: Buffer): void {
+    this.inFlight = this.write(k, data);
+  }
+
+  /** Waits for the write in flight; its failure is thrown unless `quiet` (already failing). */
+  private async settle(quiet = false): Promise<void> {
+    const w = this.inFlight;
+    this.inFlight = null;
+    if (w === null) return;
+    if (quiet) await w.catch(() => {});
+    else await w;
+  }
+
   /** Writes one entry's final content with the native writer (no symlink followed). */
-  private write(k: number, data: Buffer): void {
-    const res = this.writeOnce(k, data, this.replace[k] === 1);
+  private async write(k: number, data: Buffer): Promise<void> {
+    const res = await this.writeOnce(k, data, this.replace[k] === 1);
     let status = res.status[0];
     let final = res;
     if (status === FILE_COLLIDED) {
       // Something took the name (another entry on a case-insensitive filesystem): the last
       // one wins, as git's sequential checkout has it; reported with the collisions.
-      final = this.writeOnce(k, data, true);
+      final = await this.writeOnce(k, data, true);
       status = final.status[0];
       this.outcome.collided.push(k);
     }
@@ -196,15 +244,15 @@ export class FilterStep {
     this.done++;
   }
 
-  private writeOnce(k: number, data: Buffer, replace: boolean) {
+  private async writeOnce(k: number, data: Buffer, replace: boolean): Promise<NativeWriteResult> {
     try {
-      return this.odb.writeFiles({
+      return await this.odb.writeFilesAsync({
         root: this.settings.root,
         paths: Buffer.concat([this.entries.pathBytes(k), Buffer.alloc(1)]),
         oids: Buffer.from(this.entries.oid(k)),
         modes: Uint32Array.of(this.entries.modes[k]!),
         sizes: Float64Array.of(data.length),
-        flags: Uint8Array.of(replace ? 1 : 0),
+        flags: Uint8Array.of(replace ? WRITE_REPLACE : 0),
         streamThreshold: Number.MAX_SAFE_INTEGER,
         sync: this.settings.sync,
         contents: [data],
