@@ -37,7 +37,7 @@ export interface FilterStepSettings {
 export interface FilterStepOutcome {
   stats: Uint32Array;
   bytes: number;
-  /** Entries still in someone else's way after one retry (reported, as git reports them). */
+  /** Entries whose path was taken: written again (the last one wins), reported as collided. */
   collided: number[];
 }
 
