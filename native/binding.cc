@@ -380,6 +380,20 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
     }
     req.convert = carr.Data();
   }
+  Napi::Value contents = o.Get("contents");
+  if (!contents.IsUndefined()) {
+    // Content to write as it is (already converted and filtered): no conversion applies.
+    if (req.convert != nullptr) throw_arg(env, "contents and convert exclude each other");
+    if (!contents.IsArray() || contents.As<Napi::Array>().Length() != n)
+      throw_arg(env, "contents must be an Array with one Buffer per path");
+    Napi::Array arr = contents.As<Napi::Array>();
+    for (uint32_t i = 0; i < n; i++) {
+      Napi::Value c = arr.Get(i);
+      if (!c.IsBuffer()) throw_arg(env, "contents must hold Buffers");
+      auto b = c.As<Napi::Buffer<uint8_t>>();
+      req.contents.emplace_back(b.Data(), b.Length());
+    }
+  }
   Napi::Value sync = o.Get("sync");
   if (!sync.IsUndefined()) {
     double m = integer_arg(env, sync, pc::kSyncNone, pc::kSyncStart,

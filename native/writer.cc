@@ -54,6 +54,10 @@ class FileWriter {
         return;
       }
     }
+    if (!req_.contents.empty()) {
+      write_bytes(i, rel, perm, req_.contents[i].first, req_.contents[i].second);
+      return;
+    }
     try {
       const Conversion* conv = conversion(i);
       bool big = req_.sizes != nullptr && req_.sizes[i] > static_cast<double>(req_.stream_threshold);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convert.h"
@@ -32,6 +33,9 @@ struct WriteRequest {
   const double* sizes = nullptr;   // inflated sizes when known (else 0), to pick streaming
   const uint8_t* flags = nullptr;  // per path, WriteFlag bits (null: none)
   uint64_t stream_threshold = 0;   // objects larger than this are streamed, not held whole
+  // When not empty, one per path: the bytes to write instead of the blob (content an external
+  // filter produced); the ids then only name the entries in messages.
+  std::vector<std::pair<const uint8_t*, size_t>> contents;
   SyncMode sync = kSyncNone;
   // Per path: 0 = the blob as it is, k = conversions[k - 1] (null: none for every path).
   const uint8_t* convert = nullptr;

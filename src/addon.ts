@@ -21,6 +21,8 @@ export interface NativeWriteRequest {
   streamThreshold: number;
   /** Per-file step before close: 0 none, 1 fsync, 2 sync_file_range(WRITE) (see write/durability.ts). */
   sync?: number;
+  /** One per path: the bytes to write instead of the blob (a filter's output). */
+  contents?: Buffer[];
   /** Content conversions (at most 255), referred to by `convert`. */
   conversions?: NativeConversion[];
   /** Per path: 0 = the blob's bytes, k = conversions[k - 1]. */

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadAddon, type NativeOdb } from './addon.js';
+import { loadAddon, type Addon, type NativeOdb } from './addon.js';
 import { Resources } from './resources.js';
 import { PcheckoutError, fromSystem, isErrorCode } from './errors.js';
 import { runHook, type HookResult } from './hooks.js';
@@ -11,7 +11,13 @@ import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
 import { killPoint } from './kill-point.js';
 import { LockFile } from './lock.js';
-import { checkinConversions, planConversions, refuseExternalFilters } from './plan/conversion.js';
+import {
+  checkinConversions,
+  nativeCheckout,
+  planConversions,
+  type Conversions,
+} from './plan/conversion.js';
+import { readFilterDrivers } from './plan/drivers.js';
 import { MAX_WORKERS } from './options.js';
 import { EntryList } from './plan/entries.js';
 import { Excludes } from './plan/ignore.js';
@@ -37,6 +43,8 @@ import {
 } from './settings.js';
 import { syncBarrier, writerSync, type FsyncSummary } from './write/durability.js';
 import { execute } from './write/execute.js';
+import { checkoutRef, type FilterStepSettings } from './write/filtered.js';
+import { FilterSession, type FilterFailure } from './write/filters.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorktreeDir } from './worktree.js';
 export type { Progress } from './write/write.js';
@@ -69,8 +77,18 @@ export interface CheckoutSummary {
   gitlinks: number;
   /** Bytes of regular-file content written. */
   bytes: number;
-  /** Whether the writes ran on the pool, and its threads. */
-  pool: { used: boolean; workers: number };
+  /** Whether the writes ran on the pool, its threads, and the files it wrote. */
+  pool: { used: boolean; workers: number; files: number };
+  /**
+   * Files written through external filter drivers (on the main thread), how many of those a
+   * process filter delayed, and the failures of drivers that are not required (those files
+   * are left unfiltered, as git leaves them; git prints each as an error).
+   */
+  filters: {
+    files: number;
+    delayed: number;
+    failed: FilterFailure[];
+  };
   /** The worker count in force (option, config or cores) and the threshold in force. */
   workers: number;
   threshold: number;
@@ -215,6 +233,16 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
   let headUpdate: HeadUpdate | undefined;
   let worktree: WorktreeDir | undefined;
   let poolThreads = 0;
+  // External filters run from the worktree's top, as git runs them; a materialized directory is
+  // no repository, so they are told where it is (as git --git-dir --work-tree would). Processes
+  // start on first use and are shut down when the run ends, however it ends.
+  const filterSession = new FilterSession(
+    readFilterDrivers(repo.config),
+    job.worktree,
+    job.materialize
+      ? { ...process.env, GIT_DIR: repo.gitDir, GIT_WORK_TREE: job.worktree }
+      : process.env,
+  );
   try {
     // Open: the current index, the target, HEAD's lock.
     const current = readIndex(job.indexPath);
@@ -245,9 +273,18 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     // git's warnings (attribute files, encodings), reported in the summary.
     const warnings: string[] = [];
     const warn = (message: string): void => void warnings.push(message);
-    // What git converts before hashing a file it must compare with the index.
+    // What git converts before hashing a file it must compare with the index (clean filters
+    // first, through this run's filter session).
     const checkin = current
-      ? checkinConversions(repo, odb, current.entries, job.worktree, warn, addon.blobHasCrlf)
+      ? checkinConversions(
+          repo,
+          odb,
+          current.entries,
+          job.worktree,
+          warn,
+          addon.blobHasCrlf,
+          (driver, path, content) => filterSession.clean(driver, path, content),
+        )
       : undefined;
     const cone = job.materialize ? null : readCone(repo);
     const plan = await makePlan(odb, {
@@ -279,8 +316,9 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       direction: mode === 'restore' || mode === 'paths' ? 'checkin' : 'checkout',
       warn,
     });
-    if (conversions) refuseExternalFilters(conversions, repo.config, plan.result);
-    const usePool = workers > 1 && plan.files.length > threshold;
+    // git's threshold counts the entries its parallel queue takes: filtered ones are not.
+    const filtered = conversions ? countFiltered(conversions, plan) : 0;
+    const usePool = workers > 1 && plan.files.length - filtered > threshold;
     // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
     if (usePool) odb.releaseCache();
     const planned = performance.now();
@@ -307,9 +345,21 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       concurrentDirs: filesystem.network,
       symlinks: repo.config.getBool('core.symlinks') ?? true,
       conversions,
+      filters:
+        filtered === 0
+          ? null
+          : {
+              session: filterSession,
+              ref: target ? checkoutRef(refs, settings.ref, target) : null,
+              treeish: target ? (target.commit ?? target.tree) : null,
+              // git's checkout-index delays nothing; `git checkout [<rev>] -- <paths>` may.
+              canDelay: mode !== 'restore' || settings.paths !== undefined,
+              toWorktree: toWorktree(addon, conversions!, plan),
+            },
       onProgress: settings.onProgress,
       signal: settings.signal,
     });
+    await filterSession.close();
     if (settings.signal?.aborted) throw aborted(settings.signal);
     if (outcome.failures.length > 0) {
       const first = outcome.failures[0]!;
@@ -391,7 +441,12 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: usePool, workers: poolThreads },
+      pool: { used: usePool, workers: poolThreads, files: outcome.poolFiles },
+      filters: {
+        files: outcome.filteredFiles,
+        delayed: outcome.delayedFiles,
+        failed: filterSession.failures.map(displayFailure),
+      },
       workers,
       threshold,
       inflater: addon.inflater,
@@ -414,6 +469,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
   } catch (err) {
     throw explainMissing(err, repo);
   } finally {
+    await filterSession.close();
     resources.idle();
     headUpdate?.rollback();
     indexLock.rollback();
@@ -528,6 +584,32 @@ function writeMetadata(job: Job, target: Resolved): void {
   } catch (err) {
     throw fromSystem(err, 'write', file);
   }
+}
+
+/** The files a plan writes through a filter driver. */
+function countFiltered(conversions: Conversions, plan: Plan): number {
+  if (!conversions.profiles.some((c) => c.filtered)) return 0;
+  let n = 0;
+  for (const f of plan.files) if (conversions.profiles[conversions.ids[f.index]!]!.filtered) n++;
+  return n;
+}
+
+/** What git does to a filtered file's blob before its smudge filter: ident, eol, encoding. */
+function toWorktree(
+  addon: Addon,
+  conversions: Conversions,
+  plan: Plan,
+): FilterStepSettings['toWorktree'] {
+  const { result } = plan;
+  return (k, blob) => {
+    const native = nativeCheckout(conversions.profiles[conversions.ids[k]!]!);
+    if (native === null) return { data: null };
+    return addon.convertToWorktree(blob, native, Buffer.from(result.oid(k)), result.display(k));
+  };
+}
+
+function displayFailure(f: FilterFailure): FilterFailure {
+  return { ...f, path: Buffer.from(f.path, 'latin1').toString('utf8') };
 }
 
 /** git's exclude rules, loaded only if a decision needs them. */

@@ -104,13 +104,17 @@ function describe(s: CheckoutSummary): string {
       : s.detached
         ? `HEAD is now at ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
         : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
-  const how = s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially';
+  const how =
+    (s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially') +
+    (s.filters.files > 0 ? ` (${s.filters.files} through external filters)` : '');
   const mb = (s.bytes / 1048576).toFixed(1);
   const changes =
     s.mode === 'fresh' ? '' : ` (${s.created} created, ${s.updated} updated, ${s.deleted} removed)`;
   const lines = [
     `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s${changes}`,
   ];
+  // As git reports a filter that is not required and failed (the file is left unfiltered).
+  for (const f of s.filters.failed) lines.push(`error: ${f.path}: ${f.message}`);
   if (s.collisions.length > 0) {
     lines.push(
       'warning: the following paths have collided (e.g. case-sensitive paths on a case-insensitive filesystem) and only one from the same colliding group is in the working tree:',

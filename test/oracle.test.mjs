@@ -132,7 +132,8 @@ describe('test harness', () => {
       symlinks: oracle.symlinks,
       gitlinks: oracle.gitlinks,
       bytes: oracle.fileBytes,
-      pool: { used: true, workers: 2 },
+      pool: { used: true, workers: 2, files: oracle.files },
+      filters: { files: 0, delayed: 0, failed: [] },
       threshold: 0,
       inflater: 'zlib',
       openat2: true,
@@ -142,6 +143,10 @@ describe('test harness', () => {
     assertSummary(good, oracle, { workers: 2, threshold: 0 });
     assert.throws(() => assertSummary({ ...good, files: good.files - 1 }, oracle), /files/);
     assert.throws(() => assertSummary({ ...good, bytes: 1 }, oracle), /bytes/);
+    assert.throws(
+      () => assertSummary({ ...good, pool: { ...good.pool, files: 1 } }, oracle),
+      /pool\.files/,
+    );
     assert.throws(() => assertSummary({ ...good, detached: true }, oracle), /detached/);
     assert.throws(() => assertSummary({ ...good, inflater: 'miniz' }, oracle), /inflater/);
     assert.throws(() => assertPoolRule(good, 1, 0), /pool\.used/);

@@ -709,26 +709,3 @@ export function globalAttributesFile(repo: Repo, env: NodeJS.ProcessEnv): string
   if ((file === '~' || file.startsWith('~/')) && home) file = join(home, file.slice(1));
   return file.startsWith('/') ? file : join(repo.worktree || repo.gitDir, file);
 }
-
-/**
- * Each entry's `filter` attribute as git's convert.c reads it: the driver name where the value
- * is a string, else null (set, unset and unspecified name no driver). Entries outside `select`
- * (when given) get null. Whether the driver is configured is for the caller (filter.<name>.*).
- */
-export function filterAttributes(
-  attributes: Attributes,
-  entries: EntryList,
-  select?: ArrayLike<number>,
-): (string | null)[] {
-  const at = attributes.resolvedNames.indexOf('filter');
-  if (at < 0) throw new RangeError("these attributes do not resolve 'filter'");
-  const { sets, ids } = attributes.resolve(entries, select);
-  const out: (string | null)[] = new Array(entries.count).fill(null);
-  const count = select ? select.length : entries.count;
-  for (let k = 0; k < count; k++) {
-    const i = select ? select[k]! : k;
-    const v = sets[ids[i]!]![at];
-    if (typeof v === 'string') out[i] = v;
-  }
-  return out;
-}

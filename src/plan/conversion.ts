@@ -2,17 +2,19 @@
  * What each entry's bytes go through between blob and file, decided as git's convert.c decides
  * it (convert_attrs): the `text`/`crlf`/`eol` attributes with core.autocrlf and core.eol give the
  * end-of-line action, `ident` the $Id$ expansion, `working-tree-encoding` the re-encoding, and
- * `filter` a configured driver. The byte work is native (native/convert.cc); entries with a
- * driver are written outside the pool (write/execute.ts).
+ * `filter` a configured driver. The byte work is native (native/convert.cc); entries whose
+ * driver has a command are written outside the pool, by the filter step (write/filtered.ts),
+ * which applies the same conversions before the smudge filter, as git does.
  *
  * The result is a small table of distinct conversions and one number per entry, so a chunk of
  * files carries a handful of descriptors, not one per file.
  */
-import type { NativeOdb } from '../addon.js';
+import type { NativeConversion, NativeOdb } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import type { GitConfig } from '../repo/config.js';
 import type { Repo } from '../repo/repo.js';
 import { Attributes, attributeFiles, type AttrValue } from './attributes.js';
+import { hasCommand, readFilterDrivers, type FilterDriver } from './drivers.js';
 import type { EntryList } from './entries.js';
 
 /** git's crlf_action once settled (native/convert.h CrlfAction). */
@@ -29,11 +31,15 @@ export interface Conversion {
   /** git's in-memory $Id$ routine (not its streaming one): see native/convert.h. */
   identInCore: boolean;
   encoding: string | null;
-  /**
-   * The configured filter driver (`filter=<name>` with some filter.<name>.* key set), or null.
-   * Such entries are written outside the pool, by the filter step.
-   */
+  /** The configured filter driver (`filter=<name>` with some filter.<name>.* key set), or null. */
   driver: string | null;
+  /**
+   * Whether the entry is written by the filter step, outside the pool (git's sequential pass):
+   * its driver has a command, or is required with nothing to run for an entry git cannot
+   * stream (git then fails it: "smudge filter <name> failed"). A driver with nothing to run is
+   * otherwise no filter (git streams the blob, or converts it in a parallel worker).
+   */
+  filtered: boolean;
 }
 
 export interface Conversions {
@@ -49,17 +55,27 @@ export const NO_CONVERSION: Conversion = {
   identInCore: false,
   encoding: null,
   driver: null,
+  filtered: false,
 };
 
 /** Whether checking out with `c` writes the blob's bytes unchanged (and needs no driver). */
 export function checkoutIsNoop(c: Conversion): boolean {
   return (
-    c.driver === null &&
+    !c.filtered &&
     !c.ident &&
     c.encoding === null &&
     c.crlf !== CRLF_TEXT_CRLF &&
     c.crlf !== CRLF_AUTO_CRLF
   );
+}
+
+/**
+ * The native part of a checkout with `c` (ident, eol, encoding: what git applies before a
+ * smudge filter), or null when it changes no byte.
+ */
+export function nativeCheckout(c: Conversion): NativeConversion | null {
+  const { crlf, ident, identInCore, encoding } = c;
+  return checkoutIsNoop({ ...c, filtered: false }) ? null : { crlf, ident, identInCore, encoding };
 }
 
 /** Whether hashing a file with `c` hashes its bytes unchanged (git add would store them so). */
@@ -86,9 +102,9 @@ export class ConversionRules {
   readonly autocrlf: 'true' | 'input' | 'false';
   /** core.eol: what `text` means when core.autocrlf does not say (LF unless crlf). */
   readonly eolCrlf: boolean;
-  private readonly drivers = new Set<string>();
+  readonly drivers: Map<string, FilterDriver>;
 
-  constructor(private readonly config: GitConfig) {
+  constructor(config: GitConfig) {
     const raw = config.get('core.autocrlf');
     this.autocrlf =
       raw !== undefined && raw.toLowerCase() === 'input'
@@ -98,12 +114,7 @@ export class ConversionRules {
           : 'false';
     const eol = (config.get('core.eol') ?? '').toLowerCase();
     this.eolCrlf = eol === 'crlf'; // lf, native (LF here) and anything else: LF
-    for (const key of config.keys()) {
-      // filter.<name>.<key>: any key makes the driver known to git.
-      if (!key.startsWith('filter.')) continue;
-      const last = key.lastIndexOf('.');
-      if (last > 7) this.drivers.add(key.slice(7, last));
-    }
+    this.drivers = readFilterDrivers(config);
   }
 
   /** git's text_eol_is_crlf(). */
@@ -155,13 +166,10 @@ export class ConversionRules {
       enc = encoding;
     }
     const driver = typeof filter === 'string' && this.hasDriver(filter) ? filter : null;
+    const withCommand = driver !== null && this.driverHasCommand(driver);
     // git streams (and then uses its streaming $Id$ routine) unless the entry has a driver with
     // a command, an encoding, or text=auto whose output may be CRLF.
-    const streamable =
-      !(driver !== null && this.driverHasCommand(driver)) &&
-      enc === null &&
-      action !== AUTO &&
-      action !== CRLF_AUTO_CRLF;
+    const streamable = !withCommand && enc === null && action !== AUTO && action !== CRLF_AUTO_CRLF;
     if (action === AUTO) action = this.textEolIsCrlf() ? CRLF_AUTO_CRLF : CRLF_AUTO_INPUT;
     return {
       crlf: action,
@@ -169,14 +177,15 @@ export class ConversionRules {
       identInCore: ident === true && !streamable,
       encoding: enc,
       driver,
+      filtered:
+        withCommand || (driver !== null && this.drivers.get(driver)!.required && !streamable),
     };
   }
 
   /** Whether filter.<name> has a smudge, clean or process command. */
   driverHasCommand(name: string): boolean {
-    return ['smudge', 'clean', 'process'].some(
-      (k) => this.config.get(`filter.${name}.${k}`) !== undefined,
-    );
+    const d = this.drivers.get(name);
+    return d !== undefined && hasCommand(d);
   }
 
   /**
@@ -235,6 +244,12 @@ function sameEncoding(a: string, b: string): boolean {
 }
 
 /**
+ * A file's content through its driver's clean command or process (git's apply_filter with
+ * CAP_CLEAN); write/filters.ts FilterSession.clean. Throws where git dies (a required driver).
+ */
+export type CleanFilter = (driver: string, path: string, content: Buffer) => Promise<Buffer>;
+
+/**
  * The check-in side, for the dirty check: the conversion git applies before hashing a
  * stat-dirty or racy file of the current index (attributes read as git reads them then: the
  * worktree's .gitattributes first, the index's where there is none). Built on first use: a
@@ -249,6 +264,7 @@ export class CheckinConversions {
     private readonly index: EntryList,
     private readonly blob: (oid: Buffer) => Buffer | null,
     private readonly hasCrlf: (data: Buffer) => boolean,
+    private readonly cleanFilter: CleanFilter,
   ) {}
 
   /** Index entry i's conversion, or null when git hashes the file's bytes as they are. */
@@ -272,9 +288,12 @@ export class CheckinConversions {
     return this.index.display(i);
   }
 
-  /** Whether filter.<name> has a smudge, clean or process command. */
-  hasCommand(name: string): boolean {
-    return this.rules!.driverHasCommand(name);
+  /**
+   * Entry i's file content through its filter driver, the first step of git's convert_to_git
+   * (the content as it is when the entry has no driver, or its driver nothing to clean with).
+   */
+  async filtered(i: number, c: Conversion, content: Buffer): Promise<Buffer> {
+    return c.driver === null ? content : this.cleanFilter(c.driver, this.index.name(i), content);
   }
 }
 
@@ -320,36 +339,6 @@ export function planConversions(input: ConversionInput): Conversions | null {
   return conversions.profiles.length === 1 ? null : conversions;
 }
 
-/**
- * Until the filter step exists: a driver with a smudge or process command cannot be run, so
- * such a checkout is refused before anything is written. A required driver without one fails
- * as git fails it ("smudge filter <name> failed").
- */
-export function refuseExternalFilters(
-  conversions: Conversions,
-  config: GitConfig,
-  entries: EntryList,
-): void {
-  conversions.profiles.forEach((c, p) => {
-    if (c.driver === null) return;
-    const i = conversions.ids.indexOf(p);
-    const path = i >= 0 ? entries.display(i) : c.driver;
-    const has = (k: string): boolean => config.get(`filter.${c.driver}.${k}`) !== undefined;
-    if (has('smudge') || has('process')) {
-      throw new PcheckoutError(
-        'ERR_UNSUPPORTED',
-        `${path} has filter=${c.driver}, whose smudge or process command pcheckout cannot run yet`,
-        { path },
-      );
-    }
-    if (config.getBool(`filter.${c.driver}.required`) === true) {
-      throw new PcheckoutError('ERR_BAD_ATTRIBUTE', `${path}: smudge filter ${c.driver} failed`, {
-        path,
-      });
-    }
-  });
-}
-
 /** The check-in conversions of the current index's entries, for the dirty check. */
 export function checkinConversions(
   repo: Repo,
@@ -358,6 +347,7 @@ export function checkinConversions(
   worktree: string,
   warn: (message: string) => void,
   hasCrlf: (data: Buffer) => boolean,
+  cleanFilter: CleanFilter,
 ): CheckinConversions {
   return new CheckinConversions(
     () => ({
@@ -381,5 +371,6 @@ export function checkinConversions(
       }
     },
     hasCrlf,
+    cleanFilter,
   );
 }

@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, readFileSync, readSync } from 'node:fs';
 import type { WorktreeDir } from '../worktree.js';
 import { STAT_ABSENT, STAT_PRESENT, VERDICT_CLEAN, VERDICT_HASH, type Addon } from '../addon.js';
-import { PcheckoutError } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { CRLF_AUTO_CRLF, CRLF_AUTO_INPUT, type CheckinConversions } from './conversion.js';
 
@@ -109,25 +108,19 @@ function hashLink(wt: WorktreeDir, rel: string): Buffer | undefined {
 }
 
 /**
- * The blob id git would give a file through conversion `c` (git's index_fd with its clean
- * direction): the whole file read, converted natively, hashed. Undefined when unreadable.
+ * The blob id git would give a file through its conversion (git's index_fd with its clean
+ * direction, convert_to_git): the whole file read, through its clean filter first (an external
+ * driver), then encoding, eol and ident natively, hashed. Undefined when unreadable.
  */
-function hashConverted(
+async function hashConverted(
   addon: Addon,
   wt: WorktreeDir,
   rel: string,
   clean: CheckinConversions,
   entry: number,
-): Buffer | undefined {
+): Promise<Buffer | undefined> {
   const c = clean.conversionOf(entry);
   if (c === null) return hashFile(wt, rel);
-  if (c.driver !== null && clean.hasCommand(c.driver)) {
-    throw new PcheckoutError(
-      'ERR_UNSUPPORTED',
-      `${clean.path(entry)} has filter=${c.driver}, whose clean command pcheckout cannot run yet`,
-      { path: clean.path(entry) },
-    );
-  }
   const fd = wt.openRead(rel);
   if (typeof fd === 'string') return undefined;
   let data: Buffer;
@@ -138,6 +131,7 @@ function hashConverted(
   } finally {
     closeSync(fd);
   }
+  data = await clean.filtered(entry, c, data);
   const auto = c.crlf === CRLF_AUTO_INPUT || c.crlf === CRLF_AUTO_CRLF;
   const { crlf, ident, identInCore, encoding } = c;
   const out = addon.convertToGit(
@@ -149,12 +143,12 @@ function hashConverted(
   return blobId(out.data ?? data);
 }
 
-export function probe(
+export async function probe(
   addon: Addon,
   req: ProbeRequest,
   wt: WorktreeDir,
   checkin?: CheckinConversions,
-): ProbeResult {
+): Promise<ProbeResult> {
   const { stats, status, verdict } = addon.statFiles({
     root: req.root,
     paths: req.paths,
@@ -187,21 +181,21 @@ export function probe(
   // Only a hash can tell for these (racy, or times changed but not the size): few, usually.
   if (hashCandidates.length > 0) {
     const starts = pathStarts(req.paths, n);
-    for (const i of hashCandidates) {
+    // Taken: a clean filter awaited below lets another probe run meanwhile.
+    for (const i of hashCandidates.splice(0)) {
       const rel = req.paths.toString('latin1', starts[i]!, starts[i + 1]! - 1);
       const entry = req.entries ? req.entries[i]! : i;
       const id =
         kinds[i] === KIND_SYMLINK
           ? hashLink(wt, rel)
           : checkin && entry >= 0
-            ? hashConverted(addon, wt, rel, checkin, entry)
+            ? await hashConverted(addon, wt, rel, checkin, entry)
             : hashFile(wt, rel);
       if (id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20))) {
         clean[i] = 1;
         hashed[i] = 1;
       }
     }
-    hashCandidates.length = 0;
   }
   return { kinds, clean, hashed, stats };
 }

@@ -1,8 +1,9 @@
 /**
  * The executor: carries out a Plan in git's order — removals first (files, then the
- * directories they leave empty), then whatever is in the way, directories, regular files (in
- * process or on the pool), and symlinks and gitlinks last, on this thread, so that no link
- * made during the writes can redirect one.
+ * directories they leave empty), then whatever is in the way, directories, regular files
+ * (those through a filter driver first, on this thread; the rest in process or on the pool;
+ * then the files a filter delayed), and symlinks and gitlinks last, on this thread, so that no
+ * link made during the writes can redirect one.
  */
 import { FILE_COLLIDED, FILE_FAILED, type NativeConversion, type NativeOdb } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
@@ -12,6 +13,7 @@ import { killPoint } from '../kill-point.js';
 import type { Conversions } from '../plan/conversion.js';
 import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
+import { FilterStep, type FilterStepSettings } from './filtered.js';
 import { writeFiles, type PoolStarter, type Progress, type WriteOutcome } from './write.js';
 import type { WorktreeDir } from '../worktree.js';
 
@@ -36,12 +38,11 @@ export interface ExecuteSettings {
   /** Per result entry, what its bytes go through (null: nothing for any). */
   conversions: Conversions | null;
   /**
-   * Writes the files whose conversion names a filter driver, outside the pool (as git does:
-   * a driver may not be safe to run concurrently), filling `outcome` for them. Without it they
-   * are written in process with their conversion and no filter (the planner refuses drivers
-   * with a smudge or process command when there is no filter step).
+   * The filter step's settings (write/filtered.ts) for the files whose conversion goes through
+   * a filter driver: written on this thread, outside the pool, as git does (a driver may not
+   * be safe to run concurrently). Needed when any conversion is `filtered`.
    */
-  filtered?: (files: FileTask[], outcome: WriteOutcome) => Promise<void>;
+  filters: Omit<FilterStepSettings, 'root' | 'sync'> | null;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -49,6 +50,11 @@ export interface ExecuteSettings {
 export interface ExecuteOutcome extends WriteOutcome {
   /** Paths that collided with another entry (case-insensitive filesystems), sorted. */
   collisions: string[];
+  /** Regular files written through external filters, and how many of them were delayed. */
+  filteredFiles: number;
+  delayedFiles: number;
+  /** Regular files written on the pool (0 when it was not used). */
+  poolFiles: number;
 }
 
 // Nothing of ours there: gone, or a leading component is a file or a link (never followed).
@@ -192,13 +198,17 @@ const COLLIDING = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENOTEMPTY'])
  * and file_x; a file a and the directory A of A/B), or (forced) something in the way. git
  * writes entries one by one in index order, each removing what is at its path, so the last of
  * a colliding group wins; the groups are written again that way here, one entry at a time,
- * whichever worker won the race. Returns every path of each colliding group, sorted.
+ * whichever worker won the race. Files a filter driver wrote are not written again (their
+ * step ran first, in index order, taking the last of its own collided names, as git's
+ * sequential pass does before its parallel queue); they are reported with their group.
+ * Returns every path of each colliding group, sorted.
  */
 function retryCollisions(
   odb: NativeOdb,
   plan: Plan,
   outcome: WriteOutcome,
   settings: ExecuteSettings,
+  filtered: FileTask[],
 ): string[] {
   if (outcome.collided.length === 0) return [];
   const { result } = plan;
@@ -221,8 +231,10 @@ function retryCollisions(
       members.push(j);
   }
   const sizes = new Map(plan.files.map((f) => [f.index, f.size]));
+  const byFilter = new Set(filtered.map((f) => f.index));
   const still = new Set<number>();
   for (const k of members) {
+    if (byFilter.has(k)) continue;
     if (!rewrite(odb, plan, k, sizes.get(k) ?? 0, outcome, settings, collided.has(k))) still.add(k);
   }
   // A collided entry alone in its group met something in the way, not another entry: it is
@@ -344,47 +356,108 @@ export async function execute(
   if (settings.concurrentDirs) makeDirsConcurrently(settings.worktree, plan, settings.dirThreads);
   else makeDirs(settings.worktree, plan, plan.dirs, plan.gitlinks);
   killPoint();
-  const conv = settings.conversions;
-  const driven = (f: FileTask): boolean =>
-    conv !== null && conv.profiles[conv.ids[f.index]!]!.driver !== null;
-  const filtered = conv === null ? [] : plan.files.filter(driven);
-  const writeSettings = {
+  // Filtered files first, in index order, then the rest, then the delayed ones: git's order
+  // (its sequential pass, the parallel queue, finish_delayed_checkout). A required filter that
+  // fails stops the checkout before the other files are written, as it stops git's.
+  const { filtered, plain } = partition(plan.files, settings.conversions);
+  const step = filterStep(odb, plan, filtered, settings);
+  const { onProgress } = settings;
+  const total = plan.files.length;
+  const written = { done: 0, bytes: 0 }; // by the pool or in process
+  // Progress counts both: the filter step's files and the pool's (or in-process) ones.
+  const report = (): void =>
+    onProgress?.({
+      done: written.done + (step?.done ?? 0),
+      total,
+      bytes: written.bytes + (step?.outcome.bytes ?? 0),
+    });
+  // Called here rather than from writeFiles (which gives a throwing callback its code).
+  const reportHere = (): void => {
+    try {
+      report();
+    } catch (err) {
+      throw new PcheckoutError(
+        'ERR_CALLBACK',
+        `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
+        { cause: err },
+      );
+    }
+  };
+  if (step) {
+    await step.writeFirstPass(settings.signal);
+    reportHere();
+  }
+  const outcome = await writeFiles(plan.result, plain, plan.replace, odb, {
     root: settings.root,
     pool: settings.pool,
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
-    conversions: conv,
-    onProgress: settings.onProgress,
+    conversions: settings.conversions,
+    onProgress:
+      onProgress &&
+      ((p) => {
+        written.done = p.done;
+        written.bytes = p.bytes;
+        report();
+      }),
     signal: settings.signal,
+  });
+  const counts = {
+    filteredFiles: filtered.length,
+    delayedFiles: step?.delayedCount ?? 0,
+    poolFiles: settings.pool ? plain.length : 0,
   };
-  const outcome = await writeFiles(
-    plan.result,
-    filtered.length === 0 ? plan.files : plan.files.filter((f) => !driven(f)),
-    plan.replace,
-    odb,
-    writeSettings,
-  );
-  if (filtered.length > 0 && !settings.signal?.aborted) {
-    if (settings.filtered) {
-      await settings.filtered(filtered, outcome);
-    } else {
-      const rest = await writeFiles(plan.result, filtered, plan.replace, odb, {
-        ...writeSettings,
-        pool: null,
-      });
-      for (const f of filtered) {
-        const at = f.index * STAT_WORDS;
-        outcome.stats.set(rest.stats.subarray(at, at + STAT_WORDS), at);
-      }
-      outcome.bytes += rest.bytes;
-      outcome.collided.push(...rest.collided);
-      outcome.failures.push(...rest.failures);
-      outcome.warnings.push(...rest.warnings);
+  if (settings.signal?.aborted) return { ...outcome, ...counts, collisions: [] };
+  if (step) {
+    await step.finishDelayed();
+    for (const { task } of step.files) {
+      const at = task.index * STAT_WORDS;
+      outcome.stats.set(step.outcome.stats.subarray(at, at + STAT_WORDS), at);
     }
+    outcome.bytes += step.outcome.bytes;
+    outcome.collided.push(...step.outcome.collided);
+    outcome.warnings.push(...step.outcome.warnings);
+    reportHere();
   }
-  if (settings.signal?.aborted) return { ...outcome, collisions: [] };
   writeLinks(odb, plan, outcome, settings);
   killPoint();
-  const collisions = retryCollisions(odb, plan, outcome, settings);
-  return { ...outcome, collisions };
+  const collisions = retryCollisions(odb, plan, outcome, settings, filtered);
+  return { ...outcome, ...counts, collisions };
+}
+
+/** plan.files split by their conversion: through a filter driver (index order), or not. */
+function partition(
+  files: FileTask[],
+  conv: Conversions | null,
+): { filtered: FileTask[]; plain: FileTask[] } {
+  if (!conv || files.length === 0 || !conv.profiles.some((c) => c.filtered)) {
+    return { filtered: [], plain: files };
+  }
+  const filtered: FileTask[] = [];
+  const plain: FileTask[] = [];
+  for (const f of files) (conv.profiles[conv.ids[f.index]!]!.filtered ? filtered : plain).push(f);
+  filtered.sort((a, b) => a.index - b.index);
+  return { filtered, plain };
+}
+
+function filterStep(
+  odb: NativeOdb,
+  plan: Plan,
+  filtered: FileTask[],
+  settings: ExecuteSettings,
+): FilterStep | null {
+  if (filtered.length === 0) return null;
+  const { conversions: conv, filters } = settings;
+  if (filters === null) {
+    throw new PcheckoutError('ERR_INTERNAL', 'files to filter but no filter session');
+  }
+  const files = filtered.map((task) => {
+    const name = conv!.profiles[conv!.ids[task.index]!]!.driver!;
+    return { task, driver: filters.session.drivers.get(name)! };
+  });
+  return new FilterStep(odb, plan.result, files, plan.replace, {
+    ...filters,
+    root: settings.root,
+    sync: settings.sync,
+  });
 }

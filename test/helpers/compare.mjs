@@ -319,6 +319,10 @@ export function assertSummaryShape(s) {
   assert.equal(typeof s.pool, 'object', 'pool');
   assert.equal(typeof s.pool.used, 'boolean', 'pool.used');
   assert.ok(Number.isInteger(s.pool.workers) && s.pool.workers >= 0, 'pool.workers');
+  // Files go through external filters (main thread) or the pool, when it is used.
+  assert.ok(Number.isInteger(s.filters?.files) && s.filters.files >= 0, 'filters.files');
+  assert.ok(Array.isArray(s.filters.failed), 'filters.failed');
+  assert.equal(s.pool.files, s.pool.used ? s.files - s.filters.files : 0, 'pool.files');
   assert.ok(['libdeflate', 'zlib'].includes(s.inflater), `inflater: ${s.inflater}`);
   assert.equal(typeof s.openat2, 'boolean', 'openat2');
   assert.ok(Array.isArray(s.collisions), 'collisions');
@@ -355,9 +359,12 @@ export function assertSummary(s, oracle, opts = {}) {
   }
 }
 
-/** pool.used iff workers > 1 and files > threshold; then 1 ≤ pool.workers ≤ workers. */
+/**
+ * pool.used iff workers > 1 and the files not filtered by external drivers are more than the
+ * threshold; then 1 ≤ pool.workers ≤ workers.
+ */
 export function assertPoolRule(s, workers, threshold) {
-  const expected = workers > 1 && s.files > threshold;
+  const expected = workers > 1 && s.files - (s.filters?.files ?? 0) > threshold;
   assert.equal(
     s.pool.used,
     expected,
