@@ -20,6 +20,7 @@
         "native/odb.cc",
         "native/pack.cc",
         "native/pack_index.cc",
+        "native/parallel_write.cc",
         "native/path_rules.cc",
         "native/stat.cc",
         "native/sync.cc",

@@ -18,6 +18,7 @@
 #include "binding_util.h"
 #include "binding_worktree.h"
 #include "odb.h"
+#include "parallel_write.h"
 #include "path_rules.h"
 #include "stat.h"
 #include "sync.h"
@@ -701,6 +702,144 @@ void WriteWorker::OnError(const Napi::Error& e) {
                        .Value());
 }
 
+// writeParallel(readers: Odb[], chunks: WriteRequest[], cancel: Int32Array, onChunk)
+//   -> Promise<void>: the chunks written by one native thread per reader (parallel_write.h).
+// onChunk(k, result) runs on the JS thread as each chunk finishes, with chunk k's result or
+// { failure: { code, message } }; all of them before the promise settles. Storing a nonzero
+// value in cancel[0] (Atomics.store) stops every thread before its next file. A throw from
+// onChunk stops the writes too, and the promise is rejected with it.
+class ParallelWorker : public Napi::AsyncProgressQueueWorker<uint32_t> {
+ public:
+  ParallelWorker(Napi::Env env, std::vector<OdbWrap*> owners, std::vector<Napi::Object> keep,
+                 std::vector<std::unique_ptr<ParsedRequest>> chunks, int32_t* cancel,
+                 Napi::Function on_chunk)
+      : Napi::AsyncProgressQueueWorker<uint32_t>(env, "pcheckout.writeParallel"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        owners_(std::move(owners)),
+        chunks_(std::move(chunks)),
+        cancel_(cancel),
+        on_chunk_(Napi::Persistent(on_chunk)) {
+    for (const Napi::Object& o : keep) keep_.push_back(Napi::Persistent(o));
+    for (OdbWrap* w : owners_) {
+      w->set_busy(true);
+      readers_.push_back(w->raw());
+    }
+    for (auto& c : chunks_) requests_.push_back(&c->req);
+  }
+
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+  void Execute(const ExecutionProgress& progress) override {
+    try {
+      pc::write_parallel(readers_, requests_, &outcomes_, [&progress](size_t k) {
+        uint32_t index = static_cast<uint32_t>(k);
+        progress.Send(&index, 1);
+      });
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  void OnProgress(const uint32_t* data, size_t count) override {
+    Napi::Env env = Env();
+    for (size_t i = 0; i < count; i++) {
+      size_t k = data[i];
+      if (k >= outcomes_.size() || failed_) continue;
+      Napi::HandleScope scope(env);
+      pc::ChunkOutcome& out = outcomes_[k];
+      Napi::Object result;
+      if (out.failed) {
+        result = Napi::Object::New(env);
+        Napi::Object failure = Napi::Object::New(env);
+        failure.Set("code", Napi::String::New(env, out.code));
+        failure.Set("message", Napi::String::New(env, out.message));
+        result.Set("failure", failure);
+      } else {
+        result = result_to_js(env, out.result);
+        result.Set("cancelled", Napi::Boolean::New(env, out.result.cancelled));
+      }
+      out = pc::ChunkOutcome();  // its memory back now; JS holds the result
+      try {
+        on_chunk_.Call({Napi::Number::New(env, static_cast<double>(k)), result});
+      } catch (const Napi::Error& e) {
+        failed_ = true;
+        error_ = Napi::Persistent(e.Value());
+        __atomic_store_n(cancel_, 1, __ATOMIC_RELAXED);
+      }
+    }
+  }
+
+  void OnOK() override {
+    release();
+    if (failed_) {
+      deferred_.Reject(error_.Value());
+    } else {
+      deferred_.Resolve(Env().Undefined());
+    }
+  }
+
+  void OnError(const Napi::Error& e) override {
+    release();
+    deferred_.Reject(make_error(Env(), pc::code_name(Code::Internal), e.Message()).Value());
+  }
+
+ private:
+  void release() {
+    for (OdbWrap* w : owners_) w->set_busy(false);
+  }
+
+  Napi::Promise::Deferred deferred_;
+  std::vector<OdbWrap*> owners_;
+  std::vector<Napi::ObjectReference> keep_;  // the readers and the cancel flag stay alive
+  std::vector<pc::Odb*> readers_;
+  std::vector<std::unique_ptr<ParsedRequest>> chunks_;
+  std::vector<const pc::WriteRequest*> requests_;
+  std::vector<pc::ChunkOutcome> outcomes_;
+  int32_t* cancel_;
+  Napi::FunctionReference on_chunk_;
+  bool failed_ = false;
+  Napi::ObjectReference error_;
+};
+
+Napi::Value WriteParallel(const Napi::CallbackInfo& info, const Napi::FunctionReference& odb_class) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsArray() || !info[1].IsArray() || !info[3].IsFunction())
+    throw_arg(env, "writeParallel(readers, chunks, cancel, onChunk)");
+  Napi::Value cancel = info[2];
+  if (!cancel.IsTypedArray() || cancel.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+      cancel.As<Napi::Int32Array>().ElementLength() < 1)
+    throw_arg(env, "cancel must be an Int32Array");
+  Napi::Array readers = info[0].As<Napi::Array>();
+  if (readers.Length() < 1 || readers.Length() > 1024) throw_arg(env, "1 to 1024 readers");
+  std::vector<OdbWrap*> owners;
+  std::vector<Napi::Object> keep;
+  for (uint32_t i = 0; i < readers.Length(); i++) {
+    Napi::Value r = readers.Get(i);
+    // Only an Odb is unwrapped as one (any other wrapped object would be a type confusion).
+    if (!r.IsObject() || !r.As<Napi::Object>().InstanceOf(odb_class.Value()))
+      throw_arg(env, "readers must be Odb objects");
+    OdbWrap* w = OdbWrap::Unwrap(r.As<Napi::Object>());
+    w->odb(env);  // throws if closed or busy
+    if (std::find(owners.begin(), owners.end(), w) != owners.end())
+      throw_arg(env, "a reader is given twice");
+    owners.push_back(w);
+    keep.push_back(r.As<Napi::Object>());
+  }
+  Napi::Array list = info[1].As<Napi::Array>();
+  int32_t* flag = cancel.As<Napi::Int32Array>().Data();
+  std::vector<std::unique_ptr<ParsedRequest>> chunks;
+  for (uint32_t i = 0; i < list.Length(); i++) {
+    chunks.push_back(parse_request(env, list.Get(i)));
+    chunks.back()->req.cancel = flag;
+  }
+  keep.push_back(cancel.As<Napi::Object>());
+  auto* worker = new ParallelWorker(env, std::move(owners), std::move(keep), std::move(chunks), flag,
+                                    info[3].As<Napi::Function>());
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
 // The names of every error code native code can report (see common.h).
 Napi::Array error_codes(Napi::Env env) {
   Napi::Array out = Napi::Array::New(env);
@@ -746,8 +885,11 @@ Napi::Object layout(Napi::Env env) {
 class Addon : public Napi::Addon<Addon> {
  public:
   Addon(Napi::Env env, Napi::Object exports) {
+    Napi::Function odb = OdbWrap::Define(env);
+    odb_class_ = Napi::Persistent(odb);
     DefineAddon(exports, {
-                             InstanceValue("Odb", OdbWrap::Define(env), napi_enumerable),
+                             InstanceValue("Odb", odb, napi_enumerable),
+                             InstanceMethod<&Addon::Parallel>("writeParallel", napi_enumerable),
                              InstanceValue("Worktree", pc::binding::define_worktree(env),
                                            napi_enumerable),
                              InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
@@ -782,6 +924,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ToWorktree(const Napi::CallbackInfo& info) { return ConvertToWorktree(info); }
   Napi::Value ToGit(const Napi::CallbackInfo& info) { return ConvertToGit(info); }
   Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return BlobHasCrlf(info); }
+  Napi::Value Parallel(const Napi::CallbackInfo& info) { return WriteParallel(info, odb_class_); }
+
+  Napi::FunctionReference odb_class_;
 };
 
 }  // namespace

@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
 #include <utility>
 
 #include "beneath.h"
+#include "parallel_write.h"
 #include "stat.h"
 
 namespace pc {
@@ -208,7 +210,20 @@ void write_files(Odb& odb, const WriteRequest& req, WriteResult* result) {
   result->status.assign(n, kWritten);
   Fd root = open_root(req.root);
   FileWriter writer(odb, req, result, root.get());
-  for (size_t i = 0; i < n; i++) writer.write(i);
+  for (size_t i = 0; i < n; i++) {
+    if (write_cancelled(req)) {
+      std::fill(result->status.begin() + static_cast<std::ptrdiff_t>(i), result->status.end(),
+                kFailed);
+      result->cancelled = true;
+      return;
+    }
+    writer.write(i);
+  }
+}
+
+bool write_cancelled(const WriteRequest& req) {
+  return exit_requested() ||
+         (req.cancel != nullptr && __atomic_load_n(req.cancel, __ATOMIC_RELAXED) != 0);
 }
 
 }  // namespace pc

@@ -40,6 +40,9 @@ struct WriteRequest {
   // Per path: 0 = the blob as it is, k = conversions[k - 1] (null: none for every path).
   const uint8_t* convert = nullptr;
   std::vector<Conversion> conversions;
+  // When set and nonzero (read atomically: JavaScript stores it with Atomics), no further file
+  // is started; the files not started keep status kFailed with no error (see cancelled below).
+  const int32_t* cancel = nullptr;
 };
 
 struct FileError {
@@ -54,7 +57,13 @@ struct WriteResult {
   std::vector<FileError> errors;
   std::vector<FileError> warnings;  // written anyway (e.g. git's "failed to encode")
   uint64_t bytes = 0;
+  // Stopped by the request's cancel flag (or the process exiting) before its last file.
+  bool cancelled = false;
 };
+
+// Whether a request should stop before its next file: its cancel flag, or the process exiting
+// (see parallel_write.h).
+bool write_cancelled(const WriteRequest& req);
 
 // Throws only when the root itself cannot be opened; per-file problems land in result.
 void write_files(Odb& odb, const WriteRequest& req, WriteResult* result);

@@ -1,7 +1,7 @@
 // Bundles the two entry points (the CLI and the API) into one file each, over tsc's output of
 // the same names. Resolving and compiling ~40 ES modules costs a small checkout more than its
 // work does (measured here: 75–105 ms to import dist/checkout.js module by module, 34 ms as
-// one file); the worker and the other modules stay as tsc wrote them.
+// one file); the other modules stay as tsc wrote them.
 import { build } from 'esbuild';
 
 const shared = {
@@ -10,8 +10,6 @@ const shared = {
   format: 'esm',
   target: 'node20',
   sourcemap: true,
-  // Loaded lazily, only when a checkout uses the pool.
-  external: ['piscina'],
   logLevel: 'warning',
 };
 

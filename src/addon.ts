@@ -89,7 +89,12 @@ export interface NativeWriteResult {
   /** Files written anyway, with git's complaint (e.g. "failed to encode"). */
   warnings: { index: number; message: string }[];
   bytes: number;
+  /** Stopped by the cancel flag before its last file (writeParallel only): not all written. */
+  cancelled?: boolean;
 }
+
+/** A chunk's result as writeParallel hands it over, or why the whole chunk failed. */
+export type NativeChunkResult = NativeWriteResult | { failure: { code: string; message: string } };
 
 export interface NativeTree {
   count: number;
@@ -143,6 +148,18 @@ export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
   Worktree: new (root: string) => NativeWorktree;
   statFiles(req: NativeStatRequest): NativeStatResult;
+  /**
+   * Writes the chunks on one native thread per reader (each reader used by one thread only,
+   * marked busy until the promise settles). `onChunk` gets each chunk's result as it finishes,
+   * all before the promise settles; a nonzero `cancel[0]` (Atomics.store) or a throw from
+   * `onChunk` stops every thread before its next file (a throw rejects the promise).
+   */
+  writeParallel(
+    readers: NativeOdb[],
+    chunks: NativeWriteRequest[],
+    cancel: Int32Array,
+    onChunk: (chunk: number, result: NativeChunkResult) => void,
+  ): Promise<void>;
   /** The whole file as a read-only mapping (never write to `data`), or null when it is absent. */
   mapFile(path: string): { data: Buffer; mtimeSec: number; mtimeNsec: number } | null;
   /** The entries of an index file (its first `end` bytes, header included) as flat arrays. */

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadAddon, type Addon, type NativeOdb } from './addon.js';
 import { Resources } from './resources.js';
+import { descriptorHint } from './write/write.js';
 import { PcheckoutError, fromSystem, isErrorCode } from './errors.js';
 import { runHook, type HookResult } from './hooks.js';
 import { readIndex, type IndexFile } from './index/read.js';
@@ -232,7 +233,6 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
   const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
   let headUpdate: HeadUpdate | undefined;
   let worktree: WorktreeDir | undefined;
-  let poolThreads = 0;
   // External filters run from the worktree's top, as git runs them; a materialized directory is
   // no repository, so they are told where it is (as git --git-dir --work-tree would). Processes
   // start on first use and are shut down when the run ends, however it ends.
@@ -319,8 +319,8 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     // git's threshold counts the entries its parallel queue takes: filtered ones are not.
     const filtered = conversions ? countFiltered(conversions, plan) : 0;
     const usePool = workers > 1 && plan.files.length - filtered > threshold;
-    // The trees' bases are of no use to the file writers; with a pool this reader sits idle.
-    if (usePool) odb.releaseCache();
+    // The trees' bases are of no use to the file writers.
+    odb.releaseCache();
     const planned = performance.now();
     killPoint();
     if (settings.signal?.aborted) throw aborted(settings.signal);
@@ -330,16 +330,8 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       root: job.worktree,
       worktree: wt,
       dirThreads: workers,
-      pool: usePool
-        ? {
-            workers,
-            start: async (threads) => {
-              const writer = await resources.pool(threads).get(store);
-              poolThreads = writer.threads;
-              return writer;
-            },
-          }
-        : null,
+      threads: usePool ? workers : 1,
+      readers: (n) => store.readers(n),
       streamThreshold: STREAM_THRESHOLD,
       sync: writerSync(fsync),
       concurrentDirs: filesystem.network,
@@ -364,9 +356,10 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     if (outcome.failures.length > 0) {
       const first = outcome.failures[0]!;
       const { result } = plan;
+      const hint = descriptorHint(outcome.failures.map((f) => f.message).join('\n'), workers);
       throw new PcheckoutError(
         isErrorCode(first.code) ? first.code : 'ERR_WRITE_FAILED',
-        `${outcome.failures.length} file(s) could not be written; first: ${result.display(first.index)}: ${first.message}`,
+        `${outcome.failures.length} file(s) could not be written; first: ${result.display(first.index)}: ${first.message}${hint}`,
         { path: result.display(first.index), oid: result.oidHex(first.index) },
       );
     }
@@ -441,7 +434,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       symlinks: plan.symlinks.length,
       gitlinks: plan.gitlinks.length,
       bytes: outcome.bytes,
-      pool: { used: usePool, workers: poolThreads, files: outcome.poolFiles },
+      pool: { used: usePool, workers: outcome.poolWorkers, files: outcome.poolFiles },
       filters: {
         files: outcome.filteredFiles,
         delayed: outcome.delayedFiles,

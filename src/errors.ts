@@ -25,7 +25,6 @@ export const ErrorCodes = {
   ERR_CALLBACK: 'a callback given in the options (onProgress) threw',
   ERR_FILTER_FAILED: 'a required filter driver failed, or a delayed file never came back',
   ERR_ADDON_LOAD: 'the native addon could not be loaded',
-  ERR_WORKER: 'a worker thread failed (or could not start)',
   ERR_INTERNAL: "pcheckout's own bug: an internal check failed",
   ERR_BAD_ATTRIBUTE: 'an attribute has a value git refuses',
 } as const;

@@ -27,8 +27,8 @@ describe('package.json', () => {
   test('node-gyp is a build tool, not a runtime dependency', () => {
     assert.equal(pkg.dependencies['node-gyp'], undefined);
     assert.ok(pkg.devDependencies['node-gyp'], 'node-gyp is gone from devDependencies too');
-    // What an install needs: the header-only binding library (at build time) and the pool.
-    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ['node-addon-api', 'piscina']);
+    // What an install needs: the header-only binding library, at build time.
+    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ['node-addon-api']);
   });
 
   test('the install checks the build machine before node-gyp runs', () => {

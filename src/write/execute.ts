@@ -14,15 +14,17 @@ import type { Conversions } from '../plan/conversion.js';
 import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
 import { FilterStep, type FilterStepSettings } from './filtered.js';
-import { writeFiles, type PoolStarter, type Progress, type WriteOutcome } from './write.js';
+import { writeFiles, type Progress, type WriteOutcome } from './write.js';
 import type { WorktreeDir } from '../worktree.js';
 
 export interface ExecuteSettings {
   root: string;
   /** The same root as a directory handle: every path operation goes through it. */
   worktree: WorktreeDir;
-  /** Starts the pool when the files go to it; null writes them in process. */
-  pool: PoolStarter | null;
+  /** Threads writing the files: more than one when they go to the pool. */
+  threads: number;
+  /** `n` object readers for them, one per thread. */
+  readers: (n: number) => NativeOdb[];
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;
@@ -387,9 +389,10 @@ export async function execute(
     await step.writeFirstPass(settings.signal);
     reportHere();
   }
-  const outcome = await writeFiles(plan.result, plain, plan.replace, odb, {
+  const outcome = await writeFiles(plan.result, plain, plan.replace, {
     root: settings.root,
-    pool: settings.pool,
+    threads: settings.threads,
+    readers: settings.readers,
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
     conversions: settings.conversions,
@@ -405,7 +408,7 @@ export async function execute(
   const counts = {
     filteredFiles: filtered.length,
     delayedFiles: step?.delayedCount ?? 0,
-    poolFiles: settings.pool ? plain.length : 0,
+    poolFiles: settings.threads > 1 ? plain.length : 0,
   };
   if (settings.signal?.aborted) return { ...outcome, ...counts, collisions: [] };
   if (step) {

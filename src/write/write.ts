@@ -1,4 +1,5 @@
 import {
+  loadAddon,
   FILE_COLLIDED,
   FILE_FAILED,
   WRITE_REPLACE,
@@ -12,7 +13,6 @@ import { STAT_WORDS } from '../index/write.js';
 import { checkoutIsNoop, type Conversions } from '../plan/conversion.js';
 import type { EntryList } from '../plan/entries.js';
 import type { FileTask } from '../plan/locate.js';
-import type { PoolWriter } from './pool.js';
 
 export interface Progress {
   /** Regular files finished so far. */
@@ -21,17 +21,12 @@ export interface Progress {
   bytes: number;
 }
 
-/** Starts the pool with a given number of threads (once), when the files go to the pool. */
-export interface PoolStarter {
-  /** The most threads wanted (the worker count in force). */
-  workers: number;
-  start(threads: number): Promise<PoolWriter>;
-}
-
 export interface WriteSettings {
   root: string;
-  /** The pool when it is used for this checkout, else the files are written in process. */
-  pool: PoolStarter | null;
+  /** Writing threads: more than one when the files are above the threshold (the pool). */
+  threads: number;
+  /** `n` object readers, one per thread (a reader's cache is not shared between threads). */
+  readers: (n: number) => NativeOdb[];
   streamThreshold: number;
   /** The writer's per-file sync step (write/durability.ts). */
   sync: number;
@@ -140,15 +135,23 @@ function requestFor(
   };
 }
 
+/** What to do when out of descriptors: each writing thread holds a file and its reader's packs. */
+export function descriptorHint(message: string, threads: number): string {
+  return /Too many open files/.test(message)
+    ? ` (EMFILE: raise the limit with ulimit -n, or use fewer workers than ${threads})`
+    : '';
+}
+
 /**
- * Writes regular files: in process (one libuv thread, sequentially) or on the pool. Either way
- * the same native writer does the work; chunks are handed out one at a time to whoever is free.
+ * Writes regular files: chunks handed to one native thread per reader, each taking the next
+ * chunk when it is free (one reader: one thread, in order). Every chunk's result is absorbed
+ * on this thread as it arrives, where progress is reported; an abort or a throwing callback
+ * stops the threads before their next file.
  */
 export async function writeFiles(
   entries: EntryList,
   files: FileTask[],
   replace: Uint8Array,
-  mainOdb: NativeOdb,
   settings: WriteSettings,
 ): Promise<WriteOutcome> {
   const outcome: WriteOutcome = {
@@ -159,12 +162,16 @@ export async function writeFiles(
     failures: [],
     warnings: [],
   };
-  if (files.length === 0) return outcome;
-  const parts = settings.pool
-    ? settings.pool.workers * 8
-    : Math.min(16, Math.ceil(files.length / 256));
+  if (files.length === 0 || settings.signal?.aborted) return outcome;
+  const parallel = settings.threads > 1;
+  const parts = parallel ? settings.threads * 8 : Math.min(16, Math.ceil(files.length / 256));
   const chunks = makeChunks(files, parts);
+  // Never more threads than chunks: the others would have nothing to take.
+  const readers = settings.readers(Math.min(settings.threads, chunks.length));
+  outcome.poolWorkers = parallel ? readers.length : 0;
+  const requests = chunks.map((chunk) => requestFor(entries, replace, chunk, settings));
   let done = 0;
+  let stopped: unknown;
   const absorb = (chunk: FileTask[], res: NativeWriteResult): void => {
     chunk.forEach((f, k) => {
       const st = res.status[k];
@@ -192,38 +199,35 @@ export async function writeFiles(
       );
     }
   };
-
-  if (!settings.pool) {
-    for (const chunk of chunks) {
-      if (settings.signal?.aborted) break;
-      let res: NativeWriteResult;
-      try {
-        res = await mainOdb.writeFilesAsync(requestFor(entries, replace, chunk, settings));
-      } catch (err) {
-        throw fromNative(err, 'writing files failed');
-      }
-      absorb(chunk, res);
-    }
-    return outcome;
-  }
-
-  // Never more threads than chunks: each would only start, load the addon and wait.
-  const pool = await settings.pool.start(Math.min(settings.pool.workers, chunks.length));
-  const threads = pool.threads;
-  outcome.poolWorkers = threads;
-  let next = 0;
-  let firstError: unknown;
-  const runOne = async (): Promise<void> => {
-    while (next < chunks.length && firstError === undefined && !settings.signal?.aborted) {
-      const chunk = chunks[next++]!;
-      try {
-        absorb(chunk, await pool.write(requestFor(entries, replace, chunk, settings)));
-      } catch (err) {
-        firstError ??= err;
-      }
-    }
+  // Shared with the threads: a nonzero value stops them before their next file.
+  const cancel = new Int32Array(new SharedArrayBuffer(4));
+  const stop = (reason: unknown): void => {
+    stopped ??= reason;
+    Atomics.store(cancel, 0, 1);
   };
-  await Promise.all(Array.from({ length: threads }, runOne));
-  if (firstError !== undefined) throw firstError;
+  const onAbort = (): void => void Atomics.store(cancel, 0, 1);
+  settings.signal?.addEventListener('abort', onAbort);
+  try {
+    await loadAddon().writeParallel(readers, requests, cancel, (k, res) => {
+      if (stopped !== undefined) return;
+      try {
+        if ('failure' in res) {
+          const { failure } = res;
+          const hint = descriptorHint(failure.message, readers.length);
+          throw fromNative({ ...failure, message: failure.message + hint }, 'writing files failed');
+        }
+        // A chunk stopped part-way has files not written: the run is being given up.
+        if (res.cancelled) return;
+        absorb(chunks[k]!, res);
+      } catch (err) {
+        stop(err);
+      }
+    });
+  } catch (err) {
+    throw fromNative(err, 'writing files failed');
+  } finally {
+    settings.signal?.removeEventListener('abort', onAbort);
+  }
+  if (stopped !== undefined) throw stopped;
   return outcome;
 }
