@@ -13,6 +13,7 @@
         "native/binding_worktree.cc",
         "native/common.cc",
         "native/convert.cc",
+        "native/decode_stats.cc",
         "native/delta.cc",
         "native/index_entries.cc",
         "native/inflate.cc",

@@ -801,18 +801,14 @@ class ParallelWorker : public Napi::AsyncProgressQueueWorker<uint32_t> {
   Napi::ObjectReference error_;
 };
 
-Napi::Value WriteParallel(const Napi::CallbackInfo& info, const Napi::FunctionReference& odb_class) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsArray() || !info[1].IsArray() || !info[3].IsFunction())
-    throw_arg(env, "writeParallel(readers, chunks, cancel, onChunk)");
-  Napi::Value cancel = info[2];
-  if (!cancel.IsTypedArray() || cancel.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
-      cancel.As<Napi::Int32Array>().ElementLength() < 1)
-    throw_arg(env, "cancel must be an Int32Array");
-  Napi::Array readers = info[0].As<Napi::Array>();
+// Distinct, open, idle Odb objects (1 to 1024), and the JS objects that own them.
+std::vector<OdbWrap*> reader_list(Napi::Env env, Napi::Value value,
+                                  const Napi::FunctionReference& odb_class,
+                                  std::vector<Napi::Object>* keep) {
+  if (!value.IsArray()) throw_arg(env, "readers must be an array of Odb objects");
+  Napi::Array readers = value.As<Napi::Array>();
   if (readers.Length() < 1 || readers.Length() > 1024) throw_arg(env, "1 to 1024 readers");
   std::vector<OdbWrap*> owners;
-  std::vector<Napi::Object> keep;
   for (uint32_t i = 0; i < readers.Length(); i++) {
     Napi::Value r = readers.Get(i);
     // Only an Odb is unwrapped as one (any other wrapped object would be a type confusion).
@@ -823,8 +819,48 @@ Napi::Value WriteParallel(const Napi::CallbackInfo& info, const Napi::FunctionRe
     if (std::find(owners.begin(), owners.end(), w) != owners.end())
       throw_arg(env, "a reader is given twice");
     owners.push_back(w);
-    keep.push_back(r.As<Napi::Object>());
+    if (keep) keep->push_back(r.As<Napi::Object>());
   }
+  return owners;
+}
+
+// decodeStats(readers): what the readers decoded since they were last asked, added together
+// (bases told apart by pack and offset across readers); each reader starts a new record.
+Napi::Value DecodeStats(const Napi::CallbackInfo& info, const Napi::FunctionReference& odb_class) {
+  Napi::Env env = info.Env();
+  std::vector<OdbWrap*> owners = reader_list(env, info[0], odb_class, nullptr);
+  pc::DecodeTally tally;
+  for (OdbWrap* w : owners) {
+    pc::Odb& odb = w->odb(env);
+    pc::DecodeStats stats = odb.take_stats();
+    tally.add(stats, [&](uint32_t k) -> const std::string& { return odb.pack_name(k); });
+  }
+  Napi::Object out = Napi::Object::New(env);
+  auto num = [&](const char* key, uint64_t v) {
+    out.Set(key, Napi::Number::New(env, static_cast<double>(v)));
+  };
+  num("inflations", tally.inflations);
+  num("inflatedBytes", tally.inflated_bytes);
+  num("deltas", tally.deltas);
+  num("cacheHits", tally.cache_hits);
+  num("baseDecodes", tally.base_decodes);
+  num("baseBytes", tally.base_bytes);
+  num("repeatedBaseDecodes", tally.repeated_decodes);
+  num("repeatedBaseBytes", tally.repeated_bytes);
+  out.Set("complete", Napi::Boolean::New(env, tally.complete));
+  return out;
+}
+
+Napi::Value WriteParallel(const Napi::CallbackInfo& info, const Napi::FunctionReference& odb_class) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsArray() || !info[1].IsArray() || !info[3].IsFunction())
+    throw_arg(env, "writeParallel(readers, chunks, cancel, onChunk)");
+  Napi::Value cancel = info[2];
+  if (!cancel.IsTypedArray() || cancel.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+      cancel.As<Napi::Int32Array>().ElementLength() < 1)
+    throw_arg(env, "cancel must be an Int32Array");
+  std::vector<Napi::Object> keep;
+  std::vector<OdbWrap*> owners = reader_list(env, info[0], odb_class, &keep);
   Napi::Array list = info[1].As<Napi::Array>();
   int32_t* flag = cancel.As<Napi::Int32Array>().Data();
   std::vector<std::unique_ptr<ParsedRequest>> chunks;
@@ -890,6 +926,7 @@ class Addon : public Napi::Addon<Addon> {
     DefineAddon(exports, {
                              InstanceValue("Odb", odb, napi_enumerable),
                              InstanceMethod<&Addon::Parallel>("writeParallel", napi_enumerable),
+                             InstanceMethod<&Addon::Decoded>("decodeStats", napi_enumerable),
                              InstanceValue("Worktree", pc::binding::define_worktree(env),
                                            napi_enumerable),
                              InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
@@ -925,6 +962,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ToGit(const Napi::CallbackInfo& info) { return ConvertToGit(info); }
   Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return BlobHasCrlf(info); }
   Napi::Value Parallel(const Napi::CallbackInfo& info) { return WriteParallel(info, odb_class_); }
+  Napi::Value Decoded(const Napi::CallbackInfo& info) { return DecodeStats(info, odb_class_); }
 
   Napi::FunctionReference odb_class_;
 };

@@ -231,9 +231,19 @@ void Odb::inflate_to(Pack& pack, const PackEntry& e, uint64_t offset, uint8_t* o
                      size_t size) {
   size_t avail = 0;
   const uint8_t* src = pack.data_at(e.data_off, &avail);
+  stats_.inflations++;
+  stats_.inflated_bytes += size;
   if (!inflater_.inflate_exact(src, avail, out, size))
     throw Error(Code::CorruptPack, at(pack, offset) + ": corrupt zlib data");
 }
+
+DecodeStats Odb::take_stats() {
+  DecodeStats out = std::move(stats_);
+  stats_ = DecodeStats{};
+  return out;
+}
+
+const std::string& Odb::pack_name(uint32_t k) const { return packs_.at(k)->pack_path(); }
 
 BytesPtr Odb::inflate_entry(Pack& pack, const PackEntry& e, uint64_t offset) {
   BytesPtr out = alloc_bytes(entry_size(pack, e, offset));
@@ -275,8 +285,10 @@ ObjectView Odb::read_view_at(const uint8_t* oid, const Location& loc) {
     return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
   }
   uint32_t p = static_cast<uint32_t>(loc.pack);
-  if (cache_.get(p, loc.offset, &held_))
+  if (cache_.get(p, loc.offset, &held_)) {
+    stats_.cache_hits++;
     return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
+  }
   Pack& pack = *packs_[p];
   PackEntry e = pack.entry_at(loc.offset);
   size_t size = entry_size(pack, e, loc.offset);
@@ -296,6 +308,7 @@ ObjectView Odb::read_view_at(const uint8_t* oid, const Location& loc) {
     // The ops prove the result's size before it is allocated.
     size_t target = delta_result_size(base.bytes->size, delta, size);
     uint8_t* out = out_.reserve(target);
+    stats_.deltas++;
     apply_delta_into(base.bytes->data.get(), base.bytes->size, delta, size, out, target);
     return ObjectView{base.type, out, target};
   } catch (const Error& err) {
@@ -315,11 +328,17 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
   uint32_t p = pack;
   uint64_t off = offset;
   for (;;) {
-    if (cache_.get(p, off, &base)) break;
+    if (cache_.get(p, off, &base)) {
+      stats_.cache_hits++;
+      break;
+    }
     PackEntry e = packs_[p]->entry_at(off);
     if (e.type != kOfsDelta && e.type != kRefDelta) {
       base = Object{e.type, inflate_entry(*packs_[p], e, off)};
-      if (!chain.empty() || cache_result) cache_.put(p, off, base);
+      if (!chain.empty() || cache_result) {
+        stats_.base(p, off, base.bytes->size);
+        cache_.put(p, off, base);
+      }
       break;
     }
     chain.push_back(Link{p, off, e});
@@ -344,6 +363,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
     const Link& l = chain[i];
     BytesPtr delta = inflate_entry(*packs_[l.pack], l.entry, l.offset);
     BytesPtr result;
+    stats_.deltas++;
     try {
       result = apply_delta(base.bytes->data.get(), base.bytes->size, delta->data.get(),
                            delta->size);
@@ -351,7 +371,10 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
       throw Error(Code::CorruptPack, at(*packs_[l.pack], l.offset) + ": " + err.what());
     }
     base = Object{base.type, result};
-    if (i > 0 || cache_result) cache_.put(l.pack, l.offset, base);
+    if (i > 0 || cache_result) {
+      stats_.base(l.pack, l.offset, base.bytes->size);
+      cache_.put(l.pack, l.offset, base);
+    }
   }
   return base;
 }
@@ -360,6 +383,8 @@ Object Odb::read_loose(const std::string& path, const uint8_t* oid) {
   LooseStream s(path, oid);
   if (s.size > SIZE_MAX) throw Error(Code::TooLarge, to_hex(oid, 20));
   Object obj{s.type, alloc_bytes(static_cast<size_t>(s.size))};
+  stats_.inflations++;
+  stats_.inflated_bytes += s.size;
   size_t have = 0;
   while (have < obj.bytes->size) {
     size_t got = s.read(obj.bytes->data.get() + have, obj.bytes->size - have);
@@ -451,10 +476,17 @@ std::unique_ptr<ObjectStream> Odb::stream(const uint8_t* oid) {
   // Damage found in a header moves on to another copy; damage found later, while the writer
   // streams, fails the file (the object is too large to read twice).
   return read_any(oid, [&](const Location& loc) -> std::unique_ptr<ObjectStream> {
-    if (loc.pack < 0) return std::make_unique<LooseStream>(loc.loose, oid);
+    if (loc.pack < 0) {
+      auto s = std::make_unique<LooseStream>(loc.loose, oid);
+      stats_.inflations++;
+      stats_.inflated_bytes += s->size;
+      return s;
+    }
     Pack& pack = *packs_[loc.pack];
     PackEntry e = pack.entry_at(loc.offset);
     if (e.type == kOfsDelta || e.type == kRefDelta) return nullptr;
+    stats_.inflations++;
+    stats_.inflated_bytes += e.size;
     size_t avail = 0;
     const uint8_t* src = pack.data_at(e.data_off, &avail);
     return std::make_unique<PackedStream>(src, avail, e.type, e.size, at(pack, loc.offset));

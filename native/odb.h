@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base_cache.h"
+#include "decode_stats.h"
 #include "common.h"
 #include "inflate.h"
 #include "mapped_file.h"
@@ -70,6 +71,10 @@ class Odb {
   std::unique_ptr<ObjectStream> stream(const uint8_t* oid);
   // Drops the delta-base cache (e.g. after planning, when this reader goes idle).
   void release_cache() { cache_.clear(); }
+  // What this reader decoded since the last call, then starts a new record.
+  DecodeStats take_stats();
+  // The path of pack k (as numbered in this reader's DecodeStats).
+  const std::string& pack_name(uint32_t k) const;
 
  private:
   bool scan_packs();  // true if new packs were found
@@ -104,6 +109,7 @@ class Odb {
   uint32_t last_pack_ = 0;
   std::set<std::pair<std::string, int>> bad_;  // (20-byte id, pack or -1 for loose)
   BaseCache cache_;
+  DecodeStats stats_;
   Inflater inflater_;
   Scratch out_;      // read_view results
   Scratch delta_;    // delta data being applied

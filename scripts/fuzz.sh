@@ -27,7 +27,7 @@ if [ "$(CXX=$cxx node "$root/scripts/detect-libdeflate.cjs")" = true ]; then
 fi
 
 # The parsers and what they stand on (not the binding, which needs Node's headers).
-natives=(common mapped_file pack_index pack delta inflate base_cache odb tree path_rules
+natives=(common mapped_file pack_index pack delta inflate base_cache decode_stats odb tree path_rules
   index_entries)
 compile() {  # <source> <object> [flags...]
   local src=$1 obj=$2
@@ -60,7 +60,7 @@ link() {  # <target> <harness source> <native objects...>
   "$cxx" "${cflags[@]}" "${deflate[@]}" -fsanitize=fuzzer "$src" "${objs[@]}" "${libs[@]}" \
     -o "$out/bin/$name"
 }
-odb=(common mapped_file pack_index pack delta inflate base_cache odb)
+odb=(common mapped_file pack_index pack delta inflate base_cache decode_stats odb)
 link pack_index "$root/fuzz/pack_index.cc" common mapped_file pack_index
 link pack_entry "$root/fuzz/pack_entry.cc" common mapped_file pack_index pack
 link pack_read "$root/fuzz/pack_read.cc" "${odb[@]}"

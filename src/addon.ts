@@ -93,6 +93,24 @@ export interface NativeWriteResult {
   cancelled?: boolean;
 }
 
+/** Objects decoded by a checkout's readers (all threads). */
+export interface NativeDecodeStats {
+  /** zlib streams inflated (pack entries and loose objects) and their inflated bytes. */
+  inflations: number;
+  inflatedBytes: number;
+  /** Delta applications. */
+  deltas: number;
+  /** Objects served by a reader's delta-base cache instead of being decoded. */
+  cacheHits: number;
+  /** Delta bases decoded, and how many of those decodes repeated one already done (by any reader). */
+  baseDecodes: number;
+  baseBytes: number;
+  repeatedBaseDecodes: number;
+  repeatedBaseBytes: number;
+  /** False when a reader decoded more bases than it records (counts stay exact, repeats undercount). */
+  complete: boolean;
+}
+
 /** A chunk's result as writeParallel hands it over, or why the whole chunk failed. */
 export type NativeChunkResult = NativeWriteResult | { failure: { code: string; message: string } };
 
@@ -160,6 +178,11 @@ export interface Addon {
     cancel: Int32Array,
     onChunk: (chunk: number, result: NativeChunkResult) => void,
   ): Promise<void>;
+  /**
+   * What the readers decoded since they were last asked, added together; each reader then
+   * starts a new record. Bases are told apart by pack file and offset across readers.
+   */
+  decodeStats(readers: NativeOdb[]): NativeDecodeStats;
   /** The whole file as a read-only mapping (never write to `data`), or null when it is absent. */
   mapFile(path: string): { data: Buffer; mtimeSec: number; mtimeNsec: number } | null;
   /** The entries of an index file (its first `end` bytes, header included) as flat arrays. */

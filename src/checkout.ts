@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadAddon, type Addon, type NativeOdb } from './addon.js';
+import { loadAddon, type Addon, type NativeDecodeStats, type NativeOdb } from './addon.js';
 import { Resources } from './resources.js';
 import { descriptorHint } from './write/write.js';
 import { PcheckoutError, fromSystem, isErrorCode } from './errors.js';
@@ -110,17 +110,18 @@ export interface CheckoutSummary {
   filesystem: FilesystemInfo;
   /** git's warnings for this checkout (attribute files skipped, files that failed to encode). */
   warnings: string[];
+  /** Objects inflated and deltas applied by all readers (planning and every thread). */
+  decoded: NativeDecodeStats;
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
 
 const DEFAULT_THRESHOLD = 100;
 // On a network filesystem each create, write and close waits for the server, so more writers
-// than cores pay: twice the cores, at most 16 (git's NFS prototype used 16). Measured with
-// bench/netfs.mjs (sshfs, client and server sharing 2 cores): 2–4 workers best, 8 and 16 slower,
-// as the threads then compete with the server for the CPU.
-const NETWORK_WORKERS_PER_CORE = 2;
-const MAX_NETWORK_WORKERS = 16;
+// than cores pay: 16 (git's NFS prototype used 16). Measured with bench/netfs.mjs (sshfs, client
+// and server sharing 2 cores; README "Network filesystems"): with native writer threads 8–32 are
+// within a few percent of each other and 2–4 up to 1.5x slower.
+const NETWORK_WORKERS = 16;
 const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk, not held whole
 
 /** The error of an aborted checkout; the signal's reason is its cause and named in the message. */
@@ -183,7 +184,7 @@ function configuredWorkers(repo: Repo, explicit: number | undefined, fs: Filesys
   const fromConfig = explicit === undefined ? repo.config.getInt('checkout.workers') : undefined;
   const wanted = explicit ?? fromConfig;
   if (wanted === undefined) {
-    return fs.network ? Math.min(MAX_NETWORK_WORKERS, NETWORK_WORKERS_PER_CORE * cores) : cores;
+    return fs.network ? Math.min(NETWORK_WORKERS, MAX_WORKERS) : cores;
   }
   return Math.min(wanted < 1 ? cores : wanted, MAX_WORKERS);
 }
@@ -249,6 +250,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     const mode = chooseMode(job, current);
     const store = resources.store(repo.objectDirs, workers);
     const { odb } = store;
+    addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
     const wt = (worktree = new WorktreeDir(addon, job.worktree));
     const refs = new Refs(repo);
     const target: Resolved | null =
@@ -372,6 +374,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       symlinksAsFiles: !(repo.config.getBool('core.symlinks') ?? true),
     });
     const written = performance.now();
+    const decoded = addon.decodeStats(store.opened());
 
     // Finish: the index (after the racy-git wait if it pays), then HEAD or the metadata.
     const stats = mergedStats(plan, outcome.stats);
@@ -451,6 +454,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       fsync: durability,
       filesystem,
       warnings: [...warnings, ...outcome.warnings.map((w) => w.message)],
+      decoded,
       timings: {
         plan: round(planned - started),
         write: round(written - planned),

@@ -21,6 +21,8 @@ export interface Store {
    * cache budget; made on first use and kept while the packs stay the same.
    */
   readers(threads: number): NativeOdb[];
+  /** Every reader opened so far (the planning one first). */
+  opened(): NativeOdb[];
 }
 
 function openReader(objectDirs: string[], threads: number): NativeOdb {
@@ -64,6 +66,7 @@ export class Resources {
         while (all.length < n) all.push(openReader(objectDirs, n));
         return all.slice(0, Math.max(n, 1));
       },
+      opened: () => [...all],
     };
     this.stores.set(key, { store, all, signature });
     return store;
