@@ -1,5 +1,5 @@
 // Nothing ends the process abnormally, and every lock taken is released: a process that exits
-// while pool workers write, a worker pool that cannot start for want of file descriptors, and
+// while pool workers write, a checkout that runs out of file descriptors at any step, and
 // the signals a terminal sends (SIGHUP, SIGQUIT as SIGINT, SIGTERM). Each runs in a child
 // process, so an abort (exit 134) is a failed assertion, not a dead test file.
 
@@ -82,8 +82,10 @@ describe('a low file-descriptor limit', () => {
     repo = buildFlatRepo(150, { prefix: 'low-nofile' });
   });
 
-  // Under a limit of 256, the child loads everything, then takes every free descriptor but 16:
-  // too few for eight writing threads, each holding a file open beside its reader's packs.
+  // Under a limit of 256, the child loads everything, then takes every free descriptor but
+  // `argv[2]`. The writer threads share one mapping of each pack, so a checkout needs only a
+  // handful of descriptors; with fewer, whichever step runs out first must fail with a coded
+  // error that names EMFILE, and leave no lock and no index behind.
   const FEW_FDS = `
     import fs from 'node:fs';
     const { checkout, PcheckoutError } = await import(process.env.PCHECKOUT_TEST_DIST);
@@ -91,7 +93,7 @@ describe('a low file-descriptor limit', () => {
     try {
       for (;;) held.push(fs.openSync('/dev/null', 'r'));
     } catch {}
-    for (let i = 0; i < 16; i++) fs.closeSync(held.pop());
+    for (let i = 0; i < Number(process.argv[2]); i++) fs.closeSync(held.pop());
     try {
       const s = await checkout(process.argv[1], { workers: 8, threshold: 0, racyWait: false });
       console.log(JSON.stringify({ ok: true, pool: s.pool }));
@@ -100,24 +102,44 @@ describe('a low file-descriptor limit', () => {
     }
   `;
   test(
-    'a coded error naming the limit, no lock left, no index',
+    'every shortfall is a coded error naming EMFILE, no lock left, no index; enough succeeds',
     { skip: hasCommand('prlimit') ? false : 'prlimit (util-linux) is not installed' },
     () => {
-      const dir = freshClone(repo);
-      const r = runChild(FEW_FDS, {
-        args: [dir],
-        prefix: ['prlimit', '--nofile=256:256', '--'],
-      });
-      assert.equal(r.signal, null, describeRun(r));
-      assert.equal(r.status, 0, describeRun(r));
-      const out = JSON.parse(r.stdout.trim().split('\n').pop());
-      assert.equal(out.ok, false, `the checkout succeeded with 16 descriptors: ${r.stdout}`);
-      assert.ok(out.pcheckout, `not a PcheckoutError: ${r.stdout}`);
-      assert.equal(out.code, 'ERR_IO', r.stdout);
-      assert.match(out.message, /EMFILE/);
-      assert.match(out.message, /ulimit -n|fewer workers/);
-      assert.deepEqual(locksIn(dir), [], 'a lock was left behind');
-      assert.ok(!fs.existsSync(path.join(dir, '.git', 'index')), 'an index was written');
+      const outcomes = [];
+      for (const free of [0, 1, 2, 3, 5, 8, 64]) {
+        const dir = freshClone(repo);
+        const r = runChild(FEW_FDS, {
+          args: [dir, String(free)],
+          prefix: ['prlimit', '--nofile=256:256', '--'],
+        });
+        assert.equal(r.signal, null, describeRun(r));
+        assert.equal(r.status, 0, describeRun(r));
+        const out = JSON.parse(r.stdout.trim().split('\n').pop());
+        outcomes.push(out);
+        assert.deepEqual(locksIn(dir), [], `a lock was left behind with ${free} free: ${r.stdout}`);
+        if (out.ok) {
+          assert.equal(gitOut(dir, 'status', '--porcelain'), '', `not clean with ${free} free`);
+          continue;
+        }
+        assert.ok(out.pcheckout, `not a PcheckoutError with ${free} free: ${r.stdout}`);
+        assert.match(out.code, /^ERR_(IO|BAD_CONFIG)$/, r.stdout);
+        assert.match(out.message, /EMFILE|too many open files/i, r.stdout);
+        assert.ok(
+          !fs.existsSync(path.join(dir, '.git', 'index')),
+          `an index was written with ${free} free`,
+        );
+      }
+      assert.equal(outcomes[0].ok, false, 'no descriptor at all, and the checkout succeeded');
+      assert.equal(
+        outcomes.at(-1).ok,
+        true,
+        `64 free descriptors were not enough: ${JSON.stringify(outcomes.at(-1))}`,
+      );
+      assert.equal(outcomes.at(-1).pool.workers, 8);
+      // Where the writer is the step that runs out, the message says what to do about it.
+      const writer = outcomes.find((o) => !o.ok && /writing files/.test(o.message));
+      assert.ok(writer, `no shortfall reached the writer: ${JSON.stringify(outcomes)}`);
+      assert.match(writer.message, /ulimit -n/);
     },
   );
 });
