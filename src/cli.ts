@@ -34,7 +34,7 @@ Options:
                         without <ref>, reset the index and worktree to HEAD
       --restore         make the worktree match the index (git checkout-index -a -f)
   -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores;
-                        2 x cores, at most 16, on a network filesystem)
+                        16 on a network filesystem)
   -t, --threshold <n>   use workers only above this many files (default:
                         checkout.thresholdForParallelism, else 100)
       --racy-wait <when> auto (default): wait for the clock to leave the second of the

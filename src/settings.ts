@@ -34,7 +34,7 @@ export interface CheckoutOptions {
   paths?: string[];
   /**
    * Worker threads for the pool; 0 = one per core. Default: `checkout.workers`, else one per core
-   * (twice the cores, at most 16, on a network filesystem).
+   * (16 on a network filesystem, where the threads mostly wait for the server).
    */
   workers?: number;
   /** Use the pool only above this many entries. Default: `checkout.thresholdForParallelism`, else 100. */
