@@ -10,6 +10,7 @@
         "native/base_cache.cc",
         "native/beneath.cc",
         "native/binding.cc",
+        "native/binding_watch.cc",
         "native/binding_worktree.cc",
         "native/common.cc",
         "native/convert.cc",
@@ -26,6 +27,7 @@
         "native/stat.cc",
         "native/sync.cc",
         "native/tree.cc",
+        "native/watch.cc",
         "native/worktree.cc",
         "native/writer.cc"
       ],

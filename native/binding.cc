@@ -16,6 +16,7 @@
 #include "inflate.h"
 #include "beneath.h"
 #include "binding_util.h"
+#include "binding_watch.h"
 #include "binding_worktree.h"
 #include "odb.h"
 #include "parallel_write.h"
@@ -928,6 +929,10 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Parallel>("writeParallel", napi_enumerable),
                              InstanceMethod<&Addon::Decoded>("decodeStats", napi_enumerable),
                              InstanceValue("Worktree", pc::binding::define_worktree(env),
+                                           napi_enumerable),
+                             InstanceValue("Watch", pc::binding::define_watch(env),
+                                           napi_enumerable),
+                             InstanceValue("watchFlags", pc::binding::watch_flags(env),
                                            napi_enumerable),
                              InstanceValue("inflater", Napi::String::New(env, pc::inflater_name()),
                                            napi_enumerable),

@@ -162,9 +162,25 @@ export interface NativeWorktree {
   close(): void;
 }
 
+/**
+ * An inotify instance watching directories of one worktree (see plan/watch.ts): directories are
+ * Buffers of their exact bytes, relative ("" the root), opened without following a link.
+ */
+export interface NativeWatch {
+  /** A watch descriptor, or -errno (ENOSPC: the user's watch limit). */
+  add(dir: Buffer): number;
+  remove(wd: number): void;
+  /** Every event queued so far; `complete` false when the kernel's queue overflowed. */
+  drain(): { complete: boolean; wds: Int32Array; masks: Uint32Array; names: Buffer };
+  close(): void;
+}
+
 export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
   Worktree: new (root: string) => NativeWorktree;
+  Watch: new (root: string) => NativeWatch;
+  /** inotify's event bits, as the kernel headers the addon was built with define them. */
+  watchFlags: { isDir: number; ignored: number; deleteSelf: number; moveSelf: number };
   statFiles(req: NativeStatRequest): NativeStatResult;
   /**
    * Writes the chunks on one native thread per reader (each reader used by one thread only,

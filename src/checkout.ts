@@ -28,6 +28,7 @@ import { assertSafePaths, pathProtection, type PathProtection } from './plan/pat
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
 import { walkTree } from './plan/tree.js';
+import { indexIdentity } from './plan/watch.js';
 import { HeadUpdate } from './repo/head.js';
 import { explainMissing } from './repo/incomplete.js';
 import { ZERO_OID, commitTree, readObject } from './repo/objects.js';
@@ -112,6 +113,11 @@ export interface CheckoutSummary {
   warnings: string[];
   /** Objects inflated and deltas applied by all readers (planning and every thread). */
   decoded: NativeDecodeStats;
+  /**
+   * A warm engine's watch of the worktree: whether one is kept, and how many index entries it
+   * vouched for, so that they were not looked at (see createEngine's `watch`).
+   */
+  watch: { active: boolean; known: number };
   /** Milliseconds per phase. */
   timings: { plan: number; write: number; index: number; total: number; racyWait: number };
 }
@@ -252,6 +258,11 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     const { odb } = store;
     addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
     const wt = (worktree = new WorktreeDir(addon, job.worktree));
+    // Read before planning: what changed since the previous call (a warm engine only).
+    const watch = resources.watch(job.worktree, filesystem);
+    const knownClean =
+      watch?.knownClean(current?.entries ?? null, current ? indexIdentity(job.indexPath) : null) ??
+      null;
     const refs = new Refs(repo);
     const target: Resolved | null =
       mode === 'restore'
@@ -303,6 +314,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       pathspec: job.materialize ? null : pathspec,
       inCone: cone ? (path) => inCone(cone, path) : null,
       probe: async (req) => probe(addon, req, wt, checkin),
+      knownClean,
       listDir: (dir) => {
         const list = wt.list(dir);
         return typeof list === 'string' ? null : list;
@@ -403,6 +415,13 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
     // the target and HEAD the old commit — a state git reads as staged changes, not damage.
     indexLock.commit(fsync !== 'none');
+    // What the next call may take as known: none of it where collisions rewrote files.
+    watch?.record(
+      indexIdentity(job.indexPath),
+      plan.result,
+      outcome.collisions.length === 0 ? plan.verified : null,
+      mode === 'restore' && plan.result.count === current!.entries.count,
+    );
     killPoint();
     const from = headBefore?.symref?.replace(/^refs\/heads\//, '') ?? oldOid ?? ZERO_OID;
     headUpdate?.commit(oldOid, from, fsync !== 'none');
@@ -455,6 +474,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       filesystem,
       warnings: [...warnings, ...outcome.warnings.map((w) => w.message)],
       decoded,
+      watch: { active: watch !== null, known: countKnown(knownClean) },
       timings: {
         plan: round(planned - started),
         write: round(written - planned),
@@ -613,6 +633,12 @@ function displayFailure(f: FilterFailure): FilterFailure {
 function lazyExcludes(repo: Repo): (path: string, isDir: boolean) => boolean {
   let excludes: Excludes | undefined;
   return (path, isDir) => (excludes ??= new Excludes(repo)).isIgnored(path, isDir);
+}
+
+function countKnown(known: Uint8Array | null): number {
+  let n = 0;
+  if (known) for (let i = 0; i < known.length; i++) n += known[i]!;
+  return n;
 }
 
 function round(ms: number): number {

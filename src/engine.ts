@@ -22,6 +22,13 @@ export interface EngineOptions {
    * `checkout.workers` of each repository, else one per core.
    */
   workers?: number;
+  /**
+   * Watch each worktree between calls (inotify, on local filesystems), so that a restore or a
+   * forced checkout looks only at what changed since the previous call instead of lstat-ing
+   * every tracked file (see "Warm engine" in the README for what a watch cannot see). Default
+   * true.
+   */
+  watch?: boolean;
 }
 
 export interface Engine {
@@ -36,7 +43,7 @@ export interface Engine {
 }
 
 export function createEngine(options: EngineOptions = {}): Engine {
-  const known = new Set(['workers']);
+  const known = new Set(['workers', 'watch']);
   for (const key of Object.keys(options)) {
     if (!known.has(key))
       throw new PcheckoutError('ERR_INVALID_OPTION', `unknown engine option '${key}'`);
@@ -51,7 +58,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
       `engine option 'workers' must be an integer from 0 to 1024`,
     );
   }
-  const resources = new Resources();
+  if (options.watch !== undefined && typeof options.watch !== 'boolean') {
+    throw new PcheckoutError('ERR_INVALID_OPTION', `engine option 'watch' must be a boolean`);
+  }
+  const resources = new Resources({ watch: options.watch ?? true });
   let queue: Promise<unknown> = Promise.resolve();
   let closed = false;
 

@@ -4,12 +4,32 @@
  * across calls, so a build system that checks out many trees maps packs once.
  */
 import { statSync } from 'node:fs';
+import { WorktreeWatch } from './plan/watch.js';
+import type { FilesystemInfo } from './write/filesystem.js';
 import { loadAddon, type NativeOdb } from './addon.js';
 import { fromNative } from './errors.js';
 
 /** Delta bases cached by all the readers of a checkout together, split between them. */
 export const CACHE_BUDGET = 64 * 1024 * 1024;
 const MIN_READER_CACHE = 4 * 1024 * 1024;
+/** Worktrees a warm engine watches at once (each an inotify instance; the user has 128). */
+const MAX_WATCHED = 8;
+/**
+ * Filesystems whose changes inotify sees, whoever makes them: local kernel ones. Not FUSE (the
+ * daemon's own changes are not reported) nor network ones (other clients' are not).
+ */
+const WATCHABLE = new Set([
+  'ext2',
+  'ext3',
+  'ext4',
+  'xfs',
+  'btrfs',
+  'tmpfs',
+  'f2fs',
+  'jfs',
+  'reiserfs',
+  'bcachefs',
+]);
 
 /** A repository's objects as this process reads them. */
 export interface Store {
@@ -49,7 +69,38 @@ export class Resources {
     string,
     { store: Store; all: NativeOdb[]; signature: string }
   >();
+  private readonly watches = new Map<string, { root: string; watch: WorktreeWatch }>();
   private closed = false;
+
+  /** `watch`: keep a watch of each worktree between calls (a warm engine; see plan/watch.ts). */
+  constructor(private readonly options: { watch?: boolean } = {}) {}
+
+  /**
+   * The watch of a worktree, made on first use; null for a one-shot checkout, when turned off,
+   * and on filesystems whose changes inotify may not see. A worktree replaced by another
+   * directory at the same path gets a new watch.
+   */
+  watch(worktree: string, fs: FilesystemInfo): WorktreeWatch | null {
+    if (this.options.watch !== true || !WATCHABLE.has(fs.type)) return null;
+    const st = statSync(worktree, { bigint: true, throwIfNoEntry: false });
+    if (!st) return null;
+    const root = `${st.dev}:${st.ino}`;
+    const known = this.watches.get(worktree);
+    this.watches.delete(worktree); // re-inserted last: the map's order is least recent first
+    if (known && known.root === root) {
+      this.watches.set(worktree, known);
+      return known.watch;
+    }
+    known?.watch.close();
+    const watch = new WorktreeWatch(loadAddon(), worktree);
+    this.watches.set(worktree, { root, watch });
+    for (const [path, old] of this.watches) {
+      if (this.watches.size <= MAX_WATCHED) break;
+      old.watch.close();
+      this.watches.delete(path);
+    }
+    return watch;
+  }
 
   /** The reader of a repository's objects, reopened when its packs changed since last time. */
   store(objectDirs: string[], threads: number): Store {
@@ -82,5 +133,7 @@ export class Resources {
     this.closed = true;
     for (const { all } of this.stores.values()) for (const odb of all) odb.close();
     this.stores.clear();
+    for (const { watch } of this.watches.values()) watch.close();
+    this.watches.clear();
   }
 }

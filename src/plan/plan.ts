@@ -69,6 +69,12 @@ export interface PlanInput {
   inCone: ((path: string) => boolean) | null;
   /** Runs a worktree probe, in process or split across the pool. */
   probe: (req: ProbeRequest) => Promise<ProbeResult>;
+  /**
+   * Per index entry, 1 where the worktree is known to match it without looking (a warm
+   * engine's watch saw no change since it was checked; see watch.ts): a restore or forced
+   * checkout keeps it unprobed. Null or absent: nothing is known.
+   */
+  knownClean?: Uint8Array | null;
   /** The entries of a worktree directory (latin1 names), or null when it cannot be read. */
   listDir: (dir: string) => { name: string; dir: boolean }[] | null;
 }
@@ -104,6 +110,12 @@ export interface Plan {
   fileBytes: number;
   /** Worktree entries made where nothing was, rewritten, and index entries removed. */
   counts: { created: number; updated: number; deleted: number };
+  /**
+   * Per result entry, 1 where the worktree matches it once the plan is carried out (it is
+   * written, or was found or known clean); null for modes that do not look at every entry
+   * (a switch, a checkout of paths). What a warm engine's watch records.
+   */
+  verified: Uint8Array | null;
 }
 
 const SKIP_WORKTREE = 0x4000;
@@ -307,6 +319,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     rowProbe[r] = probes.addPath(pathOf(r));
   };
   const skipWorktree = (i: number): boolean => (index!.extFlags[i]! & SKIP_WORKTREE) !== 0;
+  const knownClean = input.knownClean ?? null;
+  const known = (i: number): boolean => knownClean !== null && knownClean[i] === 1;
   for (let r = 0; r < rows.count; r++) {
     const i = rows.i[r]!;
     const h = rows.h[r]!;
@@ -314,12 +328,14 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     if (mode === 'fresh') break;
     if (scoped[r] === 0) continue;
     if (mode === 'restore') {
-      if (!skipWorktree(i)) compareRow(r);
+      if (!skipWorktree(i) && !known(i)) compareRow(r);
     } else if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i) && outOfCone(r)) {
       compareRow(r); // leaving the cone: the file goes if it is clean
     } else if (mode === 'force' || mode === 'paths') {
-      if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i)) compareRow(r);
-      else lookRow(r);
+      if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i)) {
+        // Known clean and kept as it is: nothing to look at (written or removed: looked at).
+        if (!(known(i) && m >= 0 && sameEntry(I!, i, M!, m))) compareRow(r);
+      } else lookRow(r);
     } else if (i >= 0) {
       // switch: the worktree matters where the entry is to be replaced or removed, and where a
       // kept entry's stat data is racy (git checks those before it writes the new index).
@@ -383,6 +399,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const resExt = new Uint16Array(rows.count); // extended flags of each result entry
   const freshSlot = new Int32Array(rows.count).fill(-1); // probe slot whose stat data is good
   const smudge = new Uint8Array(rows.count); // racy and not clean: size zeroed, as git does
+  // Matches the worktree afterwards: written, or looked at (or known) and clean.
+  const resVerified = new Uint8Array(rows.count);
   let n = 0;
   const deletes: { path: string; dir: boolean }[] = [];
   const clears: string[] = [];
@@ -413,6 +431,12 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     resSrc[n] = 0;
     resIdx[n] = i;
     resExt[n] = ext;
+    resVerified[n] =
+      rows.unmerged[r] === 0 &&
+      (ext & SKIP_WORKTREE) === 0 &&
+      (slot >= 0 ? found.clean[slot] === 1 && kindAt(r) !== KIND_ABSENT : known(i))
+        ? 1
+        : 0;
     if (slot >= 0 && found.hashed[slot] === 1) freshSlot[n] = slot;
     else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch') smudge[n] = 1;
     n++;
@@ -495,6 +519,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     resIdx[n] = k;
     resWrite[n] = 1;
     resReplace[n] = replace;
+    resVerified[n] = 1;
     n++;
   };
   const remove = (r: number): void => {
@@ -657,6 +682,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     replaceInTheWay: mode !== 'switch',
     fileBytes,
     counts: { created, updated, deleted: removed },
+    verified:
+      mode === 'restore' || mode === 'force' || mode === 'fresh' ? resVerified.slice(0, n) : null,
   };
 }
 

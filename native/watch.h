@@ -1,0 +1,46 @@
+// A worktree watch: one inotify instance and the directories watched in it, for a warm engine
+// that wants to know which paths may have changed since it last looked instead of lstat-ing
+// every tracked file again. Directories are opened beneath the worktree's root without
+// following a symlink (beneath.h) and watched through their descriptor, so a link planted in
+// the worktree cannot make it watch a directory elsewhere. What an event means is TypeScript's
+// decision; this only reads them, bounds-checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fd.h"
+
+namespace pc {
+
+struct WatchEvent {
+  int32_t wd;
+  uint32_t mask;
+  std::string name;  // the entry of the watched directory it is about ("" for the directory)
+};
+
+class Watch {
+ public:
+  // Opens the root and an inotify instance; throws Error(Io) when either fails.
+  explicit Watch(const std::string& root);
+
+  // Watches directory rel ("" for the root): a watch descriptor, or -errno (ENOSPC when the
+  // user's watch limit is reached, ELOOP/ENOTDIR when a leading component is no directory).
+  int add(const char* rel) const;
+  // Stops watching wd (one the kernel already dropped is no error).
+  void remove(int wd) const;
+  // Every event queued so far, appended to out; false when the kernel's queue overflowed
+  // (events were lost: nothing can be concluded from them). Throws Error(Io) on a read error.
+  bool drain(std::vector<WatchEvent>* out) const;
+
+ private:
+  Fd root_;
+  Fd inotify_;
+};
+
+// What the kernel reports for a watched directory and its entries: any change of an entry's
+// content, metadata or name, and the directory itself going away.
+uint32_t watch_mask();
+
+}  // namespace pc

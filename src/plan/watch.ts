@@ -1,0 +1,225 @@
+/**
+ * What may have changed in a worktree since a warm engine last looked at it, so that a restore
+ * or a forced checkout need not lstat every tracked file again (git's fsmonitor idea, with
+ * inotify and no daemon). Only a warm engine keeps one: a one-shot checkout would pay for
+ * arming the watches and never use them.
+ *
+ * The rule: a checkout that compared every index entry with the worktree (restore, force,
+ * fresh) records, per entry of the index it wrote, whether the file matched (or was written),
+ * next to that index file's identity. The next call trusts that record for an entry only when
+ * the index is still that file, the kernel's event queue did not overflow, the entry's
+ * directory and all above it were watched before the record's probe, and no event names the
+ * entry's path or a directory above it. Everything else is probed as usual. Watches are armed
+ * after the events are read and before the probe, so a change between the two is seen by the
+ * probe, and a change after it is in the queue for the next call.
+ *
+ * What inotify cannot see is not covered: a file changed through a hard link in a directory
+ * that is not watched, writes through a shared memory mapping, and changes made on another
+ * machine (network filesystems, FUSE) — those filesystems get no watch (see resources.ts).
+ * `createEngine({ watch: false })` turns it off.
+ */
+import { statSync } from 'node:fs';
+import { constants } from 'node:os';
+import type { Addon, NativeWatch } from '../addon.js';
+import type { EntryList } from './entries.js';
+
+const { ENOENT, ENOTDIR, ELOOP } = constants.errno;
+/** What add() says where there is no real directory to watch (nothing, a file, a link). */
+const NOT_A_DIRECTORY = new Set([ENOENT, ENOTDIR, ELOOP]);
+
+/** The index file's identity: a rename over it changes the inode, any write its ctime. */
+export function indexIdentity(path: string): string | null {
+  const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+  return st ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : null;
+}
+
+/** Every leading directory of the entries' paths, latin1, with '' for the root. */
+function leadingDirs(entries: EntryList): Set<string> {
+  const dirs = new Set<string>(['']);
+  let last = '';
+  for (let i = 0; i < entries.count; i++) {
+    const name = entries.name(i);
+    const slash = name.lastIndexOf('/');
+    if (slash < 0) continue;
+    const dir = name.slice(0, slash);
+    if (dir === last) continue;
+    last = dir;
+    for (let d = dir; d !== '' && !dirs.has(d); d = d.slice(0, Math.max(0, d.lastIndexOf('/'))))
+      dirs.add(d);
+  }
+  return dirs;
+}
+
+/** The first entry whose path is not below `key` in git's (byte) order. */
+function lowerBound(entries: EntryList, key: Buffer): number {
+  let lo = 0;
+  let hi = entries.count;
+  const { paths, starts } = entries;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (paths.compare(key, 0, key.length, starts[mid]!, starts[mid + 1]! - 1) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Clears the marks of the entry at `path` (all its stages), and of everything below it. */
+function unmark(entries: EntryList, marks: Uint8Array, path: string, andBelow: boolean): void {
+  if (path === '') {
+    marks.fill(0);
+    return;
+  }
+  const key = Buffer.from(path, 'latin1');
+  const { paths, starts } = entries;
+  for (let k = lowerBound(entries, key); k < entries.count; k++) {
+    if (paths.compare(key, 0, key.length, starts[k]!, starts[k + 1]! - 1) !== 0) break;
+    marks[k] = 0;
+  }
+  if (!andBelow) return;
+  // Below the path: from `path/` up to (not including) `path0`, '0' being the byte after '/'.
+  const from = lowerBound(entries, Buffer.from(`${path}/`, 'latin1'));
+  const to = lowerBound(entries, Buffer.from(`${path}0`, 'latin1'));
+  marks.fill(0, from, Math.max(from, to));
+}
+
+export class WorktreeWatch {
+  private native: NativeWatch | null;
+  private readonly dirOf = new Map<number, string>();
+  private readonly wdOf = new Map<string, number>();
+  /** The directories the recorded index needs watched. */
+  private wanted = new Set<string>(['']);
+  private recorded: { identity: string; clean: Uint8Array } | null = null;
+
+  constructor(
+    private readonly addon: Addon,
+    root: string,
+  ) {
+    try {
+      this.native = new addon.Watch(root);
+    } catch {
+      this.native = null; // no inotify here (or no descriptor left): every call probes
+    }
+  }
+
+  /**
+   * Reads the events since the last call and arms the watches this index needs. Returns, per
+   * entry of `entries`, 1 where the worktree is known to match it (no lstat needed), or null
+   * when nothing is known (then every entry is probed, as without a watch).
+   */
+  knownClean(entries: EntryList | null, identity: string | null): Uint8Array | null {
+    const record = this.recorded;
+    this.recorded = null; // one use: the next call needs this call's own record
+    const native = this.native;
+    if (native === null) return null;
+    let events: ReturnType<NativeWatch['drain']>;
+    try {
+      events = native.drain();
+    } catch {
+      this.close();
+      return null;
+    }
+    const { isDir, ignored, deleteSelf, moveSelf } = this.addon.watchFlags;
+    // Sets: one file usually has several events (created, written, its mode changed).
+    const exact = new Set<string>();
+    const below = new Set<string>();
+    let pos = 0;
+    for (let e = 0; e < events.wds.length; e++) {
+      const end = events.names.indexOf(0, pos);
+      const name = events.names.toString('latin1', pos, end);
+      pos = end + 1;
+      const wd = events.wds[e]!;
+      const mask = events.masks[e]!;
+      const dir = this.dirOf.get(wd);
+      if (dir === undefined) continue; // a watch already given up
+      if ((mask & (ignored | deleteSelf | moveSelf)) !== 0) {
+        below.add(dir); // the directory itself went away (or moved): all below is unknown
+        if ((mask & ignored) !== 0) this.forget(wd);
+        continue;
+      }
+      if (name === '') continue; // the directory's own metadata: no entry changed
+      const path = dir === '' ? name : `${dir}/${name}`;
+      if ((mask & isDir) !== 0) below.add(path);
+      else exact.add(path);
+    }
+    // Watches inside a directory that went or moved see another place now: drop them.
+    if (below.size > 0) this.unwatchBelow(below);
+
+    const trusted =
+      events.complete &&
+      record !== null &&
+      entries !== null &&
+      identity !== null &&
+      identity === record.identity &&
+      entries.count === record.clean.length;
+    if (!trusted && entries !== null) this.wanted = leadingDirs(entries);
+    // Arm what is not watched; what is below a directory armed only now was not covered.
+    for (const dir of this.wanted) {
+      if (this.wdOf.has(dir)) continue;
+      const wd = native.add(Buffer.from(dir, 'latin1'));
+      if (wd >= 0) {
+        this.dirOf.set(wd, dir);
+        this.wdOf.set(dir, wd);
+      } else if (!NOT_A_DIRECTORY.has(-wd)) {
+        // Not ENOENT, ENOTDIR or ELOOP (nothing, or no real directory, there): out of watches
+        // or descriptors. Watching part of the tree is worth nothing; stop.
+        this.close();
+        return null;
+      }
+      below.add(dir);
+    }
+    if (!trusted) return null;
+    const known = record.clean.slice();
+    for (const path of exact) if (!below.has(path)) unmark(entries, known, path, false);
+    for (const path of below) unmark(entries, known, path, true);
+    return known;
+  }
+
+  /**
+   * After the index is committed: what this call knows of the worktree, per entry of the
+   * index it wrote (`verified`: 1 where the file matched or was written), or null when it
+   * did not look at every entry (a switch). `sameEntries`: the index holds the same paths as
+   * the one read (a restore), so the directories to watch are those already wanted.
+   */
+  record(
+    identity: string | null,
+    entries: EntryList,
+    verified: Uint8Array | null,
+    sameEntries: boolean,
+  ): void {
+    if (this.native === null) return;
+    if (!sameEntries) this.wanted = leadingDirs(entries);
+    this.recorded =
+      identity === null || verified === null ? null : { identity, clean: verified.slice() };
+  }
+
+  close(): void {
+    this.native?.close();
+    this.native = null;
+    this.recorded = null;
+    this.dirOf.clear();
+    this.wdOf.clear();
+  }
+
+  private forget(wd: number): void {
+    const dir = this.dirOf.get(wd);
+    if (dir === undefined) return;
+    this.dirOf.delete(wd);
+    this.wdOf.delete(dir);
+  }
+
+  private unwatchBelow(gone: Set<string>): void {
+    for (const [dir, wd] of this.wdOf) {
+      let hit = false;
+      for (let d = dir; ; d = d.slice(0, Math.max(0, d.lastIndexOf('/')))) {
+        if (gone.has(d)) {
+          hit = true;
+          break;
+        }
+        if (d === '') break;
+      }
+      if (!hit) continue;
+      this.native?.remove(wd);
+      this.forget(wd);
+    }
+  }
+}
