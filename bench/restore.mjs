@@ -9,6 +9,11 @@
 // sample), then restored by one process per tool, timed end to end:
 //   pcheckout      node ../dist/cli.js --restore --json <repo>           (default options)
 //   pcheckout-nrw  the same with --no-racy-wait
+//   pcheckout-engine  a warm engine (createEngine, peers/engine-server.mjs) in one process for
+//                  all its runs: restore: true, default options; timed from the request to the
+//                  answer. Before each timed run, after the other tools' runs have rewritten the
+//                  index, one untimed restore with nothing deleted — as a build system's loop
+//                  would have made — so the timed call follows a call of the same engine.
 //   git-seq        git -c checkout.workers=2 -c checkout.thresholdForParallelism=<N+1> checkout -f
 //   git-w2         git -c checkout.workers=2 -c checkout.thresholdForParallelism=0 checkout -f
 // switch-small: master <-> bench-1pct (a commit on top of master editing ~1% of the files).
@@ -16,16 +21,18 @@
 // files edited and drivers/staging/ added or removed).
 // Every run is verified afterwards (untimed). See README.md, "Incremental checkouts".
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import {
   CLEAN_ENV,
+  addCleanup,
   TIME,
   cleanupAll,
   ensureTime,
@@ -114,9 +121,59 @@ function pcheckoutTool(id, extra) {
   };
 }
 
+/**
+ * The warm engine: a child process holding createEngine(), asked over a pipe. Restores only;
+ * `call` replaces the per-process run, `prepare` is the untimed call before each timed one.
+ */
+function engineTool() {
+  let child = null;
+  let lines = null;
+  let next = 0;
+  const ask = (repo, options) => {
+    if (child === null) {
+      child = spawn(process.execPath, [path.join(HERE, 'peers', 'engine-server.mjs')], {
+        env: { ...process.env, ...CLEAN_ENV, PCHECKOUT_DIST: path.join(MAIN, 'dist', 'index.js') },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      addCleanup(() => child?.kill());
+    }
+    const id = ++next;
+    child.stdin.write(`${JSON.stringify({ id, call: 'checkout', repo, options })}\n`);
+    return lines.next().then(({ value, done }) => {
+      if (done) throw new Error('the engine process ended');
+      const msg = JSON.parse(value);
+      if (msg.id !== id) throw new Error(`answer ${msg.id} to request ${id}`);
+      return msg;
+    });
+  };
+  return {
+    id: 'pcheckout-engine',
+    label: 'pcheckout warm engine (createEngine(); restore: true, default options)',
+    prepare: async (repo) => {
+      const r = await ask(repo, { restore: true });
+      if (!r.ok) throw new Error(`engine warm-up call failed: ${r.error}`);
+    },
+    call: async (repo) => {
+      const started = process.hrtime.bigint();
+      const r = await ask(repo, { restore: true });
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      return r.ok
+        ? { ok: true, seconds, summary: r.summary }
+        : { ok: false, seconds, error: r.error };
+    },
+    close: () => {
+      child?.stdin.end();
+      child = null;
+    },
+    available: pcheckoutAvailable,
+  };
+}
+
 const TOOLS = [
   pcheckoutTool('pcheckout', []),
   pcheckoutTool('pcheckout-nrw', ['--no-racy-wait']),
+  engineTool(),
   // Not in the default set: `pcheckout --force <repo>` resets index and worktree to HEAD, the
   // exact counterpart of `git checkout -f` (the same as --restore when the index is HEAD's).
   {
@@ -283,7 +340,7 @@ async function settle(repo, newestMs) {
 async function oneRun(tool, [cmd, args], meta, check, runs, onRun) {
   execFileSync('sync'); // the previous run's write-back is not charged to this one
   const load = machineLoad();
-  const r = await timedRun(cmd, args, { timeoutMs });
+  const r = tool.call ? await tool.call(cmd) : await timedRun(cmd, args, { timeoutMs });
   const endedMs = Date.now();
   const rec = {
     ...meta,
@@ -296,6 +353,7 @@ async function oneRun(tool, [cmd, args], meta, check, runs, onRun) {
     load,
   };
   if (!r.ok) rec.error = r.error;
+  if (r.ok && r.summary) rec.summary = r.summary;
   if (r.ok && tool.parse) {
     try {
       rec.summary = tool.parse(r.stdout);
@@ -439,10 +497,12 @@ async function restorePart(ctx, ready, runs, onRun) {
     const order = ready.map((_, i) => ready[(i + rot) % ready.length]);
     rot++;
     for (const tool of order) {
+      if (tool.prepare) await tool.prepare(repo);
       for (const f of chosen) fs.unlinkSync(path.join(repo, f));
       const meta = { part: 'restore', n, sample, ...(warm ? { warmup: true } : {}) };
       const check = () => verify(repo, { files: chosen });
-      const { rec, endedMs } = await oneRun(tool, tool.restore(repo, n), meta, check, runs, onRun);
+      const how = tool.call ? [repo, []] : tool.restore(repo, n);
+      const { rec, endedMs } = await oneRun(tool, how, meta, check, runs, onRun);
       // Repair whatever a failed tool left behind, then start the next run clean.
       if (!rec.ok) await git(repo, ['checkout', '-f']);
       await settle(repo, rec.ok ? endedMs : Date.now());
@@ -450,8 +510,9 @@ async function restorePart(ctx, ready, runs, onRun) {
   }
 }
 
-async function switchPart(part, ctx, target, ready, runs, onRun) {
+async function switchPart(part, ctx, target, tools, runs, onRun) {
   const { repo, branch: home, head } = ctx;
+  const ready = tools.filter((t) => t.switchTo); // the engine tool restores only
   const dirs = [
     { direction: `${home}->${target.branch}`, to: target.branch, commit: target.commit },
     { direction: `${target.branch}->${home}`, to: home, commit: head },
@@ -511,6 +572,8 @@ function summarize(runs, ready) {
     row.pcheckoutVsGitSeq = p && g ? +(p / g).toFixed(3) : null;
     const pn = row.tools['pcheckout-nrw']?.median;
     row.pcheckoutNrwVsGitSeq = pn && g ? +(pn / g).toFixed(3) : null;
+    const pe = row.tools['pcheckout-engine']?.median;
+    row.engineVsGitSeq = pe && g ? +(pe / g).toFixed(3) : null;
     out.restore.push(row);
   }
   for (const part of ['switch-small', 'switch-large']) {
@@ -520,7 +583,7 @@ function summarize(runs, ready) {
     const per = {};
     for (const d of dirs) {
       per[d] = {};
-      for (const t of ready) {
+      for (const t of ready.filter((x) => x.switchTo)) {
         const mine = rs.filter((x) => x.direction === d && x.tool === switchId(t));
         const ok = good(mine);
         const s = { runs: mine.filter((x) => !x.warmup).length, ok: ok.length };
@@ -584,12 +647,14 @@ function printSummary(summary, ready, info) {
     const head = ['N', ...ready.map((t) => t.id)];
     if (has('pcheckout') && has('git-seq')) head.push('pcheckout/git-seq');
     if (has('pcheckout-nrw') && has('git-seq')) head.push('nrw/git-seq');
+    if (has('pcheckout-engine') && has('git-seq')) head.push('engine/git-seq');
     if (has('pcheckout')) head.push('pool used', 'racyWait ms');
     const rows = [head];
     for (const r of summary.restore) {
       const row = [r.n, ...ready.map((t) => fmt(r.tools[t.id].median))];
       if (has('pcheckout') && has('git-seq')) row.push(fmt(r.pcheckoutVsGitSeq, 2));
       if (has('pcheckout-nrw') && has('git-seq')) row.push(fmt(r.pcheckoutNrwVsGitSeq, 2));
+      if (has('pcheckout-engine') && has('git-seq')) row.push(fmt(r.engineVsGitSeq, 2));
       if (has('pcheckout')) {
         const p = r.tools.pcheckout.pcheckout;
         row.push(p?.poolUsed ?? '—', fmt(p?.timingsMedianMs?.racyWait, 0));
@@ -617,7 +682,7 @@ function printSummary(summary, ready, info) {
     );
     const dirs = Object.keys(per);
     const rows = [['tool', ...dirs.flatMap((d) => [d, 'min', 'max', 'CPU s'])]];
-    for (const t of ready) {
+    for (const t of ready.filter((x) => x.switchTo)) {
       rows.push([
         switchId(t),
         ...dirs.flatMap((d) => {
@@ -648,7 +713,7 @@ function printSummary(summary, ready, info) {
   }
   for (const per of Object.values(summary.switch)) {
     for (const [d, x] of Object.entries(per)) {
-      for (const t of ready) {
+      for (const t of ready.filter((x) => x.switchTo)) {
         const e = x[switchId(t)].errors;
         if (e) lines.push(`${d} ${switchId(t)} FAILED: ${e.join(' ; ')}`);
       }
@@ -771,6 +836,7 @@ async function main() {
       await switchPart('switch-large', ctx, t, ready, runs, onRun);
     }
   } finally {
+    for (const t of ready) t.close?.();
     scratch.teardown();
   }
   const summary = save('done');
