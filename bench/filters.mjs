@@ -28,7 +28,7 @@ const { values: opt } = parseArgs({
 const FILES = Number(opt.files);
 const FILTERED = Number(opt.filtered);
 const TRIALS = Number(opt.trials);
-const CLI = new URL('../dist/cli.js', import.meta.url).pathname;
+const CLI = new URL('../dist/cli.cjs', import.meta.url).pathname;
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pcheckout-filter-bench-'));
 process.on('exit', () => fs.rmSync(root, { recursive: true, force: true }));

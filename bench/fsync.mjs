@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(HERE, '..', 'dist', 'cli.js');
+const CLI = path.resolve(HERE, '..', 'dist', 'cli.cjs');
 const ENV = {
   ...process.env,
   GIT_CONFIG_NOSYSTEM: '1',

@@ -17,7 +17,7 @@
 // Repositories: `small1k`, 1,000 files (1–12 KB, one commit), built here; `small`, the bench
 // corpus of ~5,000 files with 3 commits (corpus.mjs). Each trial is a fresh `clone
 // --no-checkout`, then one of
-//   pcheckout           node ../dist/cli.js --json <dir>            (default options)
+//   pcheckout           node ../dist/cli.cjs --json <dir>            (default options)
 //   pcheckout-wN        the same with --workers N
 //   git-wN              git -c checkout.workers=N read-tree -u --reset HEAD
 // timed as wall time of the process. Needs root (ip netns, mount); apt-get installs
@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util';
 import { ensureCorpus } from './corpus.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(HERE, '..', 'dist', 'cli.js');
+const CLI = path.resolve(HERE, '..', 'dist', 'cli.cjs');
 const ENV = {
   ...process.env,
   GIT_CONFIG_NOSYSTEM: '1',

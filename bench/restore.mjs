@@ -7,7 +7,7 @@
 //
 // restore: N random regular files deleted (seeded; the same files for every tool within a
 // sample), then restored by one process per tool, timed end to end:
-//   pcheckout      node ../dist/cli.js --restore --json <repo>           (default options)
+//   pcheckout      node ../dist/cli.cjs --restore --json <repo>           (default options)
 //   pcheckout-nrw  the same with --no-racy-wait
 //   pcheckout-engine  a warm engine (createEngine, peers/engine-server.mjs) in one process for
 //                  all its runs: restore: true, default options; timed from the request to the
@@ -72,7 +72,7 @@ const USAGE = `usage: node restore.mjs [options]
   --switch-reps <n>    timed switches per direction and tool (default 3)
   --warmup <n>         untimed rounds first, per part (default 1)
   --tools <list>       subset of: TOOLS (default all that can run)
-  --pcheckout <path>   pcheckout CLI (default ../dist/cli.js, or env PCHECKOUT_CLI)
+  --pcheckout <path>   pcheckout CLI (default ../dist/cli.cjs, or env PCHECKOUT_CLI)
   --ext4-size <sz>     size of the ext4 image (default 8g; sparse)
   --timeout <s>        per-run timeout in seconds (default 600)
   --json <file>        raw runs + summary (default results/restore-<timestamp>.json)
@@ -99,7 +99,7 @@ const { values: opt } = parseArgs({
 // ---------------------------------------------------------------------------------------------
 // Tools. restore(repo, n) and switchTo(repo, branch) give [cmd, args] for one run.
 
-const PCHECKOUT_CLI = path.resolve(opt.pcheckout || path.join(MAIN, 'dist', 'cli.js'));
+const PCHECKOUT_CLI = path.resolve(opt.pcheckout || path.join(MAIN, 'dist', 'cli.cjs'));
 
 async function pcheckoutAvailable() {
   if (!fs.existsSync(PCHECKOUT_CLI)) {

@@ -51,7 +51,7 @@ const USAGE = `usage: node run.mjs [options]
   --timeout <s>       per-trial timeout in seconds (default 600)
   --json <file>       where to write raw trials + summary (default results/<timestamp>.json);
                       the SVG chart is written next to it
-  --pcheckout <path>  pcheckout CLI (default ../dist/cli.js, or env PCHECKOUT_CLI)
+  --pcheckout <path>  pcheckout CLI (default ../dist/cli.cjs, or env PCHECKOUT_CLI)
   --tmpfs-size <sz>   size of the tmpfs mounted for the run (default 8g)
   --ext4-size <sz>    size of the ext4img image (default 8g; sparse)
   --disk-dir <dir>    where disk trials run (default <cache>/work; same filesystem as the cache so
@@ -85,7 +85,7 @@ const { values: opt } = parseArgs({
 // ---------------------------------------------------------------------------------------------
 // Tools
 
-const PCHECKOUT_CLI = path.resolve(opt.pcheckout || path.join(MAIN, 'dist', 'cli.js'));
+const PCHECKOUT_CLI = path.resolve(opt.pcheckout || path.join(MAIN, 'dist', 'cli.cjs'));
 
 function gitTool(id, workers) {
   return {

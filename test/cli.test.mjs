@@ -33,11 +33,11 @@ describe('cli', () => {
     repo.branch('feature');
   });
 
-  test('dist/cli.js exists and starts with a node shebang', () => {
+  test('dist/cli.cjs exists and starts with a node shebang', () => {
     assert.match(fs.readFileSync(CLI, 'utf8').split('\n')[0], /^#!.*node/);
   });
 
-  test('dist/cli.js is executable, so the npm bin (npx pcheckout) can run it', () => {
+  test('dist/cli.cjs is executable, so the npm bin (npx pcheckout) can run it', () => {
     assert.notEqual(fs.statSync(CLI).mode & 0o111, 0, `${CLI} has no execute bit`);
   });
 

@@ -10,10 +10,10 @@ import { gitEnv, worktreeEntries } from './git.mjs';
 
 export const PROJECT = fileURLToPath(new URL('../../', import.meta.url));
 export const DIST_INDEX = path.join(PROJECT, 'dist', 'index.js');
-export const CLI = path.join(PROJECT, 'dist', 'cli.js');
+export const CLI = path.join(PROJECT, 'dist', 'cli.cjs');
 export const ADDON = path.join(PROJECT, 'build', 'Release', 'pcheckout.node');
 
-/** Run `node dist/cli.js ...args`: { status, signal, stdout, stderr }. */
+/** Run `node dist/cli.cjs ...args`: { status, signal, stdout, stderr }. */
 export function runCli(args, { cwd = PROJECT, timeout = 120_000 } = {}) {
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd,
