@@ -95,6 +95,7 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
     req.expect.file_mode = file_mode.ToBoolean().Value();
     Napi::Value symlinks = e.Get("symlinks");
     req.expect.symlinks = symlinks.IsUndefined() || symlinks.ToBoolean().Value();
+    req.expect.stat_change_is_dirty = e.Get("statChangeIsDirty").ToBoolean().Value();
   }
   // JavaScript's arrays from the start (zeroed by V8): the threads write into them directly.
   size_t n = req.paths.size();

@@ -90,6 +90,9 @@ Verdict judge(const Expect& e, size_t i, const struct stat& st) {
   if (same && !racy) return kClean;
   // A changed size is a modification, unless the index holds no size (a smudged racy entry).
   if (old[9] != now[9] && old[9] != 0) return kDirty;
+  if (e.stat_change_is_dirty && (now[0] != old[0] || now[2] != old[2] || now[5] != old[5] ||
+                                 now[7] != old[7] || now[8] != old[8] || now[9] != old[9]))
+    return kDirty;
   return kHash;
 }
 

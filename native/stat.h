@@ -44,6 +44,10 @@ struct Expect {
   uint32_t racy_seconds = 0;         // the index file's mtime in seconds (0: nothing is racy)
   bool file_mode = true;             // core.filemode: the exec bit counts
   bool symlinks = true;              // core.symlinks: false, a link may be a plain file
+  // git's checkout without a refresh of the index first (checkout -f, checkout-index, checkout
+  // of paths): any change of the stat data git compares (whole seconds, no device) makes the
+  // entry dirty — git rewrites it — where a switch (which refreshes) would hash the content.
+  bool stat_change_is_dirty = false;
 };
 
 struct StatRequest {

@@ -68,6 +68,11 @@ export interface NativeStatRequest {
     fileMode: boolean;
     /** core.symlinks (default true): false takes a plain file for a symlink entry. */
     symlinks?: boolean;
+    /**
+     * git's checkout without refreshing the index first (checkout -f, checkout-index): a change
+     * of the stat data git compares (whole seconds) is a change, not a reason to hash.
+     */
+    statChangeIsDirty?: boolean;
   };
 }
 

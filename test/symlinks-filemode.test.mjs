@@ -70,6 +70,19 @@ describe('core.symlinks=false and core.filemode=false', () => {
         fs.rmSync(path.join(dir, 'link'));
         fs.rmSync(path.join(dir, 'dir', 'uplink'));
       };
+      // The same bytes under a new inode, executable: git's checkout -f and checkout-index
+      // do not refresh first, so the changed stat data alone makes them rewrite the file (644
+      // from the index); a switch refreshes (hashes) first and keeps it.
+      const copied = (dir) => {
+        const file = path.join(dir, 'plain.sh');
+        fs.copyFileSync(file, `${file}.tmp`);
+        fs.chmodSync(`${file}.tmp`, 0o755);
+        fs.renameSync(`${file}.tmp`, file);
+      };
+      for (const op of [{ force: true }, { restore: true }, { ref: 'one' }]) {
+        if (op.ref !== undefined && !config['core.filemode']) continue; // a local change then
+        await compareWithGit(src, { at: 'two', mutate: copied, op, run: run(op) });
+      }
       for (const op of [{ ref: 'one' }, { force: true }, { restore: true }]) {
         // With the exec bit counting, the switch meets local changes (git refuses it too).
         const refused = op.ref !== undefined && !config['core.filemode'];

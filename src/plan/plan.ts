@@ -382,6 +382,9 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
             probes.size > input.threshold ? input.probeThreads : 1,
           ),
           symlinks: input.symlinks ?? true,
+          // git refreshes the index before a switch (a touched file is hashed, and clean if
+          // its content is), not before checkout -f or checkout-index (it is rewritten).
+          statChangeIsDirty: mode !== 'switch',
         });
   const kindAt = (r: number): number =>
     rowProbe[r]! < 0 ? KIND_ABSENT : found.kinds[rowProbe[r]!]!;

@@ -37,6 +37,8 @@ export interface ProbeRequest {
   fileMode: boolean;
   /** core.symlinks: false takes a plain file for a symlink entry (git writes links so). */
   symlinks?: boolean;
+  /** Stat data changed (git's whole seconds) means dirty: checkouts git runs without a refresh. */
+  statChangeIsDirty?: boolean;
   /** Native threads for the lstat batch. */
   threads: number;
   /** Per path: the index entry it is compared with (-1: none); absent when path k is entry k. */
@@ -160,6 +162,7 @@ export async function probe(
       racySeconds: req.racySeconds,
       fileMode: req.fileMode,
       symlinks: req.symlinks ?? true,
+      statChangeIsDirty: req.statChangeIsDirty ?? false,
     },
   });
   const n = status.length;
