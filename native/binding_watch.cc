@@ -22,6 +22,7 @@ class WatchWrap : public Napi::ObjectWrap<WatchWrap> {
     return DefineClass(env, "Watch",
                        {
                            InstanceMethod<&WatchWrap::Add>("add"),
+                           InstanceMethod<&WatchWrap::ForgetRoot>("forgetRoot"),
                            InstanceMethod<&WatchWrap::Remove>("remove"),
                            InstanceMethod<&WatchWrap::Drain>("drain"),
                            InstanceMethod<&WatchWrap::Close>("close"),
@@ -30,28 +31,37 @@ class WatchWrap : public Napi::ObjectWrap<WatchWrap> {
 
   explicit WatchWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<WatchWrap>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsString()) throw_arg(env, "new Watch(root: string)");
     try {
-      watch_ = std::make_unique<Watch>(info[0].As<Napi::String>().Utf8Value());
+      watch_ = std::make_unique<Watch>();
     } catch (const Error& e) {
       throw_native(env, e);
     }
   }
 
  private:
-  const Watch& watch(Napi::Env env) {
+  Watch& watch(Napi::Env env) {
     if (!watch_) throw_arg(env, "the watch is closed");
     return *watch_;
   }
 
-  // add(dir: Buffer) -> wd, or -errno
+  // add(root: string, dir: Buffer) -> wd, or -errno
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsBuffer()) throw_arg(env, "add(dir: Buffer)");
-    auto buf = info[0].As<Napi::Buffer<char>>();
+    if (info.Length() < 2 || !info[0].IsString() || !info[1].IsBuffer())
+      throw_arg(env, "add(root: string, dir: Buffer)");
+    auto buf = info[1].As<Napi::Buffer<char>>();
     std::string rel(buf.Data(), buf.Length());
     if (rel.find('\0') != std::string::npos) throw_arg(env, "a path may not hold a NUL");
-    return Napi::Number::New(env, watch(env).add(rel.c_str()));
+    return Napi::Number::New(env,
+                             watch(env).add(info[0].As<Napi::String>().Utf8Value(), rel.c_str()));
+  }
+
+  // forgetRoot(root: string)
+  Napi::Value ForgetRoot(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) throw_arg(env, "forgetRoot(root: string)");
+    watch(env).forget_root(info[0].As<Napi::String>().Utf8Value());
+    return env.Undefined();
   }
 
   // remove(wd)

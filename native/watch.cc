@@ -16,17 +16,23 @@ uint32_t watch_mask() {
          IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 }
 
-Watch::Watch(const std::string& root) : root_(open_root(root)) {
-  inotify_ = Fd(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+Watch::Watch() : inotify_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
   if (!inotify_.valid())
     throw Error(Code::Io, std::string("inotify_init1: ") + std::strerror(errno));
 }
 
-int Watch::add(const char* rel) const {
+int Watch::add(const std::string& root, const char* rel) {
+  auto known = roots_.find(root);
+  if (known == roots_.end()) {
+    Fd opened(open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!opened.valid()) return -errno;
+    known = roots_.emplace(root, std::move(opened)).first;
+  }
+  const int rootfd = known->second.get();
   Fd dir;
-  int fd = root_.get();
+  int fd = rootfd;
   if (rel[0] != '\0') {
-    dir = Fd(open_beneath(root_.get(), rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+    dir = Fd(open_beneath(rootfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
     if (!dir.valid()) return -errno;
     fd = dir.get();
   }
@@ -35,6 +41,8 @@ int Watch::add(const char* rel) const {
   int wd = inotify_add_watch(inotify_.get(), self.c_str(), watch_mask());
   return wd >= 0 ? wd : -errno;
 }
+
+void Watch::forget_root(const std::string& root) { roots_.erase(root); }
 
 void Watch::remove(int wd) const { inotify_rm_watch(inotify_.get(), wd); }
 

@@ -1,12 +1,14 @@
-// A worktree watch: one inotify instance and the directories watched in it, for a warm engine
-// that wants to know which paths may have changed since it last looked instead of lstat-ing
-// every tracked file again. Directories are opened beneath the worktree's root without
-// following a symlink (beneath.h) and watched through their descriptor, so a link planted in
-// the worktree cannot make it watch a directory elsewhere. What an event means is TypeScript's
-// decision; this only reads them, bounds-checked.
+// Worktree watches: one inotify instance for all the worktrees a warm engine watches (closing an
+// instance that holds watches waits for an RCU grace period, milliseconds, so there is one per
+// engine, not one per worktree), for an engine that wants to know which paths may have changed
+// since it last looked instead of lstat-ing every tracked file again. Directories are opened
+// beneath their worktree's root without following a symlink (beneath.h) and watched through
+// their descriptor, so a link planted in a worktree cannot make it watch a directory elsewhere.
+// What an event means is TypeScript's decision; this only reads them, bounds-checked.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,12 +24,15 @@ struct WatchEvent {
 
 class Watch {
  public:
-  // Opens the root and an inotify instance; throws Error(Io) when either fails.
-  explicit Watch(const std::string& root);
+  // Opens an inotify instance; throws Error(Io) when it cannot.
+  Watch();
 
-  // Watches directory rel ("" for the root): a watch descriptor, or -errno (ENOSPC when the
-  // user's watch limit is reached, ELOOP/ENOTDIR when a leading component is no directory).
-  int add(const char* rel) const;
+  // Watches directory rel ("" for the root) of the worktree at root (opened once, kept until
+  // forget_root): a watch descriptor, or -errno (ENOSPC when the user's watch limit is
+  // reached, ELOOP/ENOTDIR when a leading component is no directory, ENOENT).
+  int add(const std::string& root, const char* rel);
+  // Closes the handle on a worktree's root (its watches stay until removed).
+  void forget_root(const std::string& root);
   // Stops watching wd (one the kernel already dropped is no error).
   void remove(int wd) const;
   // Every event queued so far, appended to out; false when the kernel's queue overflowed
@@ -35,7 +40,7 @@ class Watch {
   bool drain(std::vector<WatchEvent>* out) const;
 
  private:
-  Fd root_;
+  std::map<std::string, Fd> roots_;
   Fd inotify_;
 };
 

@@ -4,7 +4,7 @@
  * across calls, so a build system that checks out many trees maps packs once.
  */
 import { statSync } from 'node:fs';
-import { WorktreeWatch } from './plan/watch.js';
+import { WatchHub, WorktreeWatch } from './plan/watch.js';
 import type { FilesystemInfo } from './write/filesystem.js';
 import { loadAddon, type NativeOdb } from './addon.js';
 import { fromNative } from './errors.js';
@@ -12,7 +12,7 @@ import { fromNative } from './errors.js';
 /** Delta bases cached by all the readers of a checkout together, split between them. */
 export const CACHE_BUDGET = 64 * 1024 * 1024;
 const MIN_READER_CACHE = 4 * 1024 * 1024;
-/** Worktrees a warm engine watches at once (each an inotify instance; the user has 128). */
+/** Worktrees a warm engine watches at once (least recently used first out). */
 const MAX_WATCHED = 8;
 /**
  * Filesystems whose changes inotify sees, whoever makes them: local kernel ones. Not FUSE (the
@@ -70,6 +70,7 @@ export class Resources {
     { store: Store; all: NativeOdb[]; signature: string }
   >();
   private readonly watches = new Map<string, { root: string; watch: WorktreeWatch }>();
+  private hub: WatchHub | null = null;
   private closed = false;
 
   /** `watch`: keep a watch of each worktree between calls (a warm engine; see plan/watch.ts). */
@@ -92,7 +93,9 @@ export class Resources {
       return known.watch;
     }
     known?.watch.close();
-    const watch = new WorktreeWatch(loadAddon(), worktree);
+    this.hub ??= new WatchHub(loadAddon());
+    if (!this.hub.usable) return null;
+    const watch = new WorktreeWatch(this.hub, worktree);
     this.watches.set(worktree, { root, watch });
     for (const [path, old] of this.watches) {
       if (this.watches.size <= MAX_WATCHED) break;
@@ -135,5 +138,7 @@ export class Resources {
     this.stores.clear();
     for (const { watch } of this.watches.values()) watch.close();
     this.watches.clear();
+    this.hub?.close();
+    this.hub = null;
   }
 }

@@ -178,6 +178,53 @@ describe('warm engine: the worktree watch', () => {
     }
   });
 
+  // The kernel's queue holds max_queued_events per instance, read when the instance is made: a
+  // low limit for the engine's instance, then more changes than it holds — among them a
+  // directory moved away and replaced, whose watch then sees the wrong place.
+  const QUEUE = '/proc/sys/fs/inotify/max_queued_events';
+  let queueWritable = false;
+  try {
+    fs.accessSync(QUEUE, fs.constants.W_OK);
+    queueWritable = true;
+  } catch {}
+  test(
+    'a queue overflow: nothing trusted, every watch armed afresh',
+    { skip: queueWritable ? false : `${QUEUE} is not writable (needs root)` },
+    async () => {
+      const old = fs.readFileSync(QUEUE, 'utf8').trim();
+      let twins;
+      let engine;
+      try {
+        fs.writeFileSync(QUEUE, '16');
+        ({ twins, engine } = await primed(src, 'B'));
+      } finally {
+        fs.writeFileSync(QUEUE, old);
+      }
+      try {
+        const mutate = (d) => {
+          fs.renameSync(abs(d, 'new'), abs(d, 'moved-away'));
+          write(d, 'new/p/q/r.txt', 'a stranger\n');
+          for (let i = 0; i < 24; i++) fs.appendFileSync(abs(d, KEEP_FILES[i]), 'edited\n');
+        };
+        mutate(twins.git);
+        mutate(twins.pc);
+        const { summary } = await compareTwins(twins, {
+          op: { restore: true },
+          run: (dir) => engine.checkout(dir, RESTORE),
+        });
+        assert.equal(summary.watch.known, 0, 'trusted a record past lost events');
+        // The replaced directory is watched where it is now: a later change there is seen.
+        await engine.checkout(twins.pc, RESTORE);
+        fs.appendFileSync(abs(twins.pc, 'new/p/q/r.txt'), 'edited later\n');
+        const later = await engine.checkout(twins.pc, RESTORE);
+        assert.ok(later.watch.known > 0);
+        assert.equal(git(twins.pc, ['diff', '--name-only']), '', 'a later change was missed');
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
   test('one-shot calls and `watch: false` keep no watch', async () => {
     const { twins } = await primed(src, 'B', []);
     const one = await checkout(twins.pc, RESTORE);

@@ -82,23 +82,121 @@ function unmark(entries: EntryList, marks: Uint8Array, path: string, andBelow: b
   marks.fill(0, from, Math.max(from, to));
 }
 
-export class WorktreeWatch {
+/** Events kept for a worktree between its calls; beyond, they are dropped and it starts afresh. */
+const MAX_INBOX = 200_000;
+
+/** One event of a worktree's, as the hub hands it over. */
+interface WatchEvent {
+  dir: string;
+  mask: number;
+  name: string;
+}
+
+/**
+ * The engine's one inotify instance (closing an instance that holds watches costs
+ * milliseconds, an RCU grace period, so worktrees share it): reads every event and hands each
+ * to the worktree watch its descriptor belongs to.
+ */
+export class WatchHub {
   private native: NativeWatch | null;
-  private readonly dirOf = new Map<number, string>();
+  private readonly owners = new Map<number, { watch: WorktreeWatch; dir: string }>();
+  private readonly watches = new Set<WorktreeWatch>();
+
+  constructor(readonly addon: Addon) {
+    try {
+      this.native = new addon.Watch();
+    } catch {
+      this.native = null; // no inotify here (or no descriptor left): every call probes
+    }
+  }
+
+  get usable(): boolean {
+    return this.native !== null;
+  }
+
+  /** A watch descriptor for `dir` of `watch`'s worktree, or -errno. */
+  add(watch: WorktreeWatch, dir: string): number {
+    if (this.native === null) return -constants.errno.EBADF;
+    this.watches.add(watch);
+    const wd = this.native.add(watch.root, Buffer.from(dir, 'latin1'));
+    if (wd >= 0) this.owners.set(wd, { watch, dir });
+    return wd;
+  }
+
+  remove(wd: number): void {
+    this.owners.delete(wd);
+    this.native?.remove(wd);
+  }
+
+  /** Forgets a watch dropped by the kernel (IN_IGNORED): nothing to remove. */
+  forget(wd: number): void {
+    this.owners.delete(wd);
+  }
+
+  /** Stops watching a worktree: its watches removed, its root's handle closed. */
+  release(watch: WorktreeWatch, wds: Iterable<number>): void {
+    for (const wd of wds) this.remove(wd);
+    this.native?.forgetRoot(watch.root);
+    this.watches.delete(watch);
+  }
+
+  /** Hands every queued event to its worktree; false when the kernel's queue overflowed. */
+  pump(): boolean {
+    const native = this.native;
+    if (native === null) return false;
+    let events: ReturnType<NativeWatch['drain']>;
+    try {
+      events = native.drain();
+    } catch {
+      this.close();
+      return false;
+    }
+    let pos = 0;
+    for (let e = 0; e < events.wds.length; e++) {
+      const end = events.names.indexOf(0, pos);
+      const name = events.names.toString('latin1', pos, end);
+      pos = end + 1;
+      const owner = this.owners.get(events.wds[e]!);
+      if (owner) owner.watch.deliver({ dir: owner.dir, mask: events.masks[e]!, name });
+    }
+    // Lost events could have been anyone's.
+    if (!events.complete) for (const watch of this.watches) watch.lose();
+    return events.complete;
+  }
+
+  close(): void {
+    for (const watch of [...this.watches]) watch.close();
+    this.native?.close();
+    this.native = null;
+    this.owners.clear();
+  }
+}
+
+export class WorktreeWatch {
   private readonly wdOf = new Map<string, number>();
   /** The directories the recorded index needs watched. */
   private wanted = new Set<string>(['']);
   private recorded: { identity: string; clean: Uint8Array } | null = null;
+  private inbox: WatchEvent[] = [];
+  private lost = false;
+  private closed = false;
 
   constructor(
-    private readonly addon: Addon,
-    root: string,
-  ) {
-    try {
-      this.native = new addon.Watch(root);
-    } catch {
-      this.native = null; // no inotify here (or no descriptor left): every call probes
-    }
+    private readonly hub: WatchHub,
+    readonly root: string,
+  ) {}
+
+  /** An event of this worktree's (from the hub); a worktree not checked out for long keeps few. */
+  deliver(event: WatchEvent): void {
+    if (this.lost) return;
+    if (this.inbox.length >= MAX_INBOX) this.lose();
+    else this.inbox.push(event);
+  }
+
+  /** Events were lost: nothing recorded can be trusted, and no watch where it was armed. */
+  lose(): void {
+    this.lost = true;
+    this.inbox = [];
   }
 
   /**
@@ -109,31 +207,25 @@ export class WorktreeWatch {
   knownClean(entries: EntryList | null, identity: string | null): Uint8Array | null {
     const record = this.recorded;
     this.recorded = null; // one use: the next call needs this call's own record
-    const native = this.native;
-    if (native === null) return null;
-    let events: ReturnType<NativeWatch['drain']>;
-    try {
-      events = native.drain();
-    } catch {
-      this.close();
-      return null;
+    if (this.closed || !this.hub.usable) return null;
+    this.hub.pump();
+    const events = this.inbox;
+    const complete = !this.lost;
+    this.inbox = [];
+    this.lost = false;
+    if (!complete) {
+      // A lost event may have been a directory moving away with its watch: start afresh.
+      for (const wd of this.wdOf.values()) this.hub.remove(wd);
+      this.wdOf.clear();
     }
-    const { isDir, ignored, deleteSelf, moveSelf } = this.addon.watchFlags;
+    const { isDir, ignored, deleteSelf, moveSelf } = this.hub.addon.watchFlags;
     // Sets: one file usually has several events (created, written, its mode changed).
     const exact = new Set<string>();
     const below = new Set<string>();
-    let pos = 0;
-    for (let e = 0; e < events.wds.length; e++) {
-      const end = events.names.indexOf(0, pos);
-      const name = events.names.toString('latin1', pos, end);
-      pos = end + 1;
-      const wd = events.wds[e]!;
-      const mask = events.masks[e]!;
-      const dir = this.dirOf.get(wd);
-      if (dir === undefined) continue; // a watch already given up
+    for (const { dir, mask, name } of events) {
       if ((mask & (ignored | deleteSelf | moveSelf)) !== 0) {
         below.add(dir); // the directory itself went away (or moved): all below is unknown
-        if ((mask & ignored) !== 0) this.forget(wd);
+        if ((mask & ignored) !== 0) this.forget(dir);
         continue;
       }
       if (name === '') continue; // the directory's own metadata: no entry changed
@@ -145,7 +237,7 @@ export class WorktreeWatch {
     if (below.size > 0) this.unwatchBelow(below);
 
     const trusted =
-      events.complete &&
+      complete &&
       record !== null &&
       entries !== null &&
       identity !== null &&
@@ -155,13 +247,11 @@ export class WorktreeWatch {
     // Arm what is not watched; what is below a directory armed only now was not covered.
     for (const dir of this.wanted) {
       if (this.wdOf.has(dir)) continue;
-      const wd = native.add(Buffer.from(dir, 'latin1'));
+      const wd = this.hub.add(this, dir);
       if (wd >= 0) {
-        this.dirOf.set(wd, dir);
         this.wdOf.set(dir, wd);
       } else if (!NOT_A_DIRECTORY.has(-wd)) {
-        // Not ENOENT, ENOTDIR or ELOOP (nothing, or no real directory, there): out of watches
-        // or descriptors. Watching part of the tree is worth nothing; stop.
+        // Out of watches or descriptors: watching part of the tree is worth nothing; stop.
         this.close();
         return null;
       }
@@ -186,24 +276,27 @@ export class WorktreeWatch {
     verified: Uint8Array | null,
     sameEntries: boolean,
   ): void {
-    if (this.native === null) return;
+    if (this.closed) return;
     if (!sameEntries) this.wanted = leadingDirs(entries);
     this.recorded =
       identity === null || verified === null ? null : { identity, clean: verified.slice() };
   }
 
+  /** Stops watching: the watches are removed from the engine's instance. */
   close(): void {
-    this.native?.close();
-    this.native = null;
+    if (this.closed) return;
+    this.closed = true;
+    this.hub.release(this, this.wdOf.values());
     this.recorded = null;
-    this.dirOf.clear();
+    this.inbox = [];
     this.wdOf.clear();
   }
 
-  private forget(wd: number): void {
-    const dir = this.dirOf.get(wd);
-    if (dir === undefined) return;
-    this.dirOf.delete(wd);
+  /** A watch the kernel dropped (its directory was removed). */
+  private forget(dir: string): void {
+    const wd = this.wdOf.get(dir);
+    if (wd === undefined) return;
+    this.hub.forget(wd);
     this.wdOf.delete(dir);
   }
 
@@ -218,8 +311,8 @@ export class WorktreeWatch {
         if (d === '') break;
       }
       if (!hit) continue;
-      this.native?.remove(wd);
-      this.forget(wd);
+      this.hub.remove(wd);
+      this.wdOf.delete(dir);
     }
   }
 }
