@@ -16,6 +16,7 @@
 #include "inflate.h"
 #include "beneath.h"
 #include "binding_util.h"
+#include "binding_rows.h"
 #include "binding_watch.h"
 #include "binding_worktree.h"
 #include "odb.h"
@@ -947,6 +948,7 @@ class Addon : public Napi::Addon<Addon> {
                                            napi_enumerable),
                              InstanceMethod<&Addon::SyncFs>("syncFilesystem", napi_enumerable),
                              InstanceMethod<&Addon::Fsync>("fsyncPaths", napi_enumerable),
+                             InstanceMethod<&Addon::Rows>("joinRows", napi_enumerable),
                              InstanceMethod<&Addon::ToWorktree>("convertToWorktree",
                                                                 napi_enumerable),
                              InstanceMethod<&Addon::ToGit>("convertToGit", napi_enumerable),
@@ -965,6 +967,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value SyncFs(const Napi::CallbackInfo& info) { return SyncFilesystem(info); }
   Napi::Value Fsync(const Napi::CallbackInfo& info) { return FsyncPaths(info); }
   Napi::Value ToWorktree(const Napi::CallbackInfo& info) { return ConvertToWorktree(info); }
+  Napi::Value Rows(const Napi::CallbackInfo& info) { return pc::binding::JoinRows(info); }
   Napi::Value ToGit(const Napi::CallbackInfo& info) { return ConvertToGit(info); }
   Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return BlobHasCrlf(info); }
   Napi::Value Parallel(const Napi::CallbackInfo& info) { return WriteParallel(info, odb_class_); }

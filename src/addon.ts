@@ -167,6 +167,13 @@ export interface NativeWorktree {
   close(): void;
 }
 
+/** A sorted path list as the native join reads it: path k is paths[starts[k], starts[k+1] - 1). */
+export interface NativePathList {
+  paths: Buffer;
+  starts: Uint32Array;
+  count: number;
+}
+
 /**
  * One inotify instance watching directories of worktrees (see plan/watch.ts): directories are
  * Buffers of their exact bytes, relative to their worktree's root ("" the root itself), opened
@@ -187,6 +194,16 @@ export interface Addon {
   Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
   Worktree: new (root: string) => NativeWorktree;
   Watch: new () => NativeWatch;
+  /**
+   * The planner's join of the index, HEAD's tree and the target tree (see plan/rows.ts): one
+   * row per path, its position in each list or -1; an index path's stages form one row.
+   */
+  joinRows(
+    index: NativePathList | null,
+    stages: Uint8Array | null,
+    head: NativePathList | null,
+    target: NativePathList | null,
+  ): { count: number; i: Int32Array; h: Int32Array; m: Int32Array; unmerged: Uint8Array };
   /** inotify's event bits, as the kernel headers the addon was built with define them. */
   watchFlags: { isDir: number; ignored: number; deleteSelf: number; moveSelf: number };
   statFiles(req: NativeStatRequest): NativeStatResult;

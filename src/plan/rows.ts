@@ -1,3 +1,4 @@
+import { loadAddon } from '../addon.js';
 import type { EntryList } from './entries.js';
 
 /**
@@ -23,13 +24,6 @@ export function comparePaths(a: EntryList, i: number, b: EntryList, j: number): 
     a.starts[i]!,
     a.starts[i + 1]! - 1,
   );
-}
-
-/** Whether entries i and j of one list have the same path (lengths first: the common case). */
-function samePath(list: EntryList, i: number, j: number): boolean {
-  const { starts } = list;
-  const len = starts[i + 1]! - starts[i]!;
-  return len === starts[j + 1]! - starts[j]! && comparePaths(list, i, list, j) === 0;
 }
 
 /** Same object id and mode. */
@@ -65,46 +59,9 @@ export function joinRows(
       unmerged: new Uint8Array(n),
     };
   }
-  const cap = nI + nH + nM;
-  const ri = new Int32Array(cap);
-  const rh = new Int32Array(cap);
-  const rm = new Int32Array(cap);
-  const unmerged = new Uint8Array(cap);
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let n = 0;
-  while (a < nI || b < nH || c < nM) {
-    // The smallest path among the three heads.
-    let list: EntryList | null = null;
-    let at = -1;
-    if (a < nI) {
-      list = index;
-      at = a;
-    }
-    if (b < nH && (list === null || comparePaths(head!, b, list, at) < 0)) {
-      list = head;
-      at = b;
-    }
-    if (c < nM && (list === null || comparePaths(target!, c, list!, at) < 0)) {
-      list = target;
-      at = c;
-    }
-    ri[n] = rh[n] = rm[n] = -1;
-    if (a < nI && (list === index || comparePaths(index!, a, list!, at) === 0)) {
-      // All stages of the path: stage 0 alone, or unmerged stages 1–3.
-      const first = a;
-      let conflicted = false;
-      do {
-        if (stages![a] !== 0) conflicted = true;
-        a++;
-      } while (a < nI && samePath(index!, a, first));
-      ri[n] = first;
-      unmerged[n] = conflicted ? 1 : 0;
-    }
-    if (b < nH && (list === head || comparePaths(head!, b, list!, at) === 0)) rh[n] = b++;
-    if (c < nM && (list === target || comparePaths(target!, c, list!, at) === 0)) rm[n] = c++;
-    n++;
-  }
-  return { count: n, i: ri, h: rh, m: rm, unmerged };
+  // The merge itself is native: a Buffer.compare per path and list was ~90 ms of a switch of
+  // the Linux tree, calls into C++ one at a time.
+  const list = (l: EntryList | null) =>
+    l === null || l.count === 0 ? null : { paths: l.paths, starts: l.starts, count: l.count };
+  return loadAddon().joinRows(list(index), stages, list(head), list(target));
 }

@@ -1,0 +1,65 @@
+#include "binding_rows.h"
+
+#include <cstring>
+
+#include "binding_util.h"
+#include "rows.h"
+
+namespace pc::binding {
+
+namespace {
+
+PathList list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
+  PathList list;
+  if (v.IsNull() || v.IsUndefined()) return list;
+  if (!v.IsObject()) throw_arg(env, std::string(what) + " must be an object or null");
+  Napi::Object o = v.As<Napi::Object>();
+  Napi::Value paths = o.Get("paths"), starts = o.Get("starts");
+  if (!paths.IsBuffer() || !starts.IsTypedArray() ||
+      starts.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+    throw_arg(env, std::string(what) + " needs paths (Buffer) and starts (Uint32Array)");
+  list.count = static_cast<size_t>(integer_arg(env, o.Get("count"), 0, 4294967294.0, what));
+  auto p = paths.As<Napi::Buffer<uint8_t>>();
+  auto s = starts.As<Napi::Uint32Array>();
+  if (s.ElementLength() < list.count + 1) throw_arg(env, std::string(what) + ": starts too short");
+  list.paths = p.Data();
+  list.paths_len = p.Length();
+  list.starts = s.Data();
+  if (!valid_path_list(list)) throw_arg(env, std::string(what) + ": starts outside its paths");
+  return list;
+}
+
+template <typename Array, typename T>
+Array copy_out(Napi::Env env, const std::vector<T>& v) {
+  Array out = Array::New(env, v.size());
+  if (!v.empty()) std::memcpy(out.Data(), v.data(), v.size() * sizeof(T));
+  return out;
+}
+
+}  // namespace
+
+Napi::Value JoinRows(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4) throw_arg(env, "joinRows(index, stages, head, target)");
+  PathList index = list_arg(env, info[0], "index");
+  PathList head = list_arg(env, info[2], "head");
+  PathList target = list_arg(env, info[3], "target");
+  const uint8_t* stages = nullptr;
+  if (index.count > 0) {
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+        info[1].As<Napi::Uint8Array>().ElementLength() < index.count)
+      throw_arg(env, "stages must be a Uint8Array, one per index entry");
+    stages = info[1].As<Napi::Uint8Array>().Data();
+  }
+  Rows rows;
+  join_rows(index, stages, head, target, &rows);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("count", Napi::Number::New(env, static_cast<double>(rows.i.size())));
+  out.Set("i", copy_out<Napi::Int32Array>(env, rows.i));
+  out.Set("h", copy_out<Napi::Int32Array>(env, rows.h));
+  out.Set("m", copy_out<Napi::Int32Array>(env, rows.m));
+  out.Set("unmerged", copy_out<Napi::Uint8Array>(env, rows.unmerged));
+  return out;
+}
+
+}  // namespace pc::binding

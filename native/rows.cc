@@ -1,0 +1,78 @@
+#include "rows.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pc {
+
+namespace {
+
+struct PathRef {
+  const uint8_t* p;
+  size_t n;
+};
+
+PathRef path_at(const PathList& l, size_t k) {
+  return {l.paths + l.starts[k], static_cast<size_t>(l.starts[k + 1] - 1 - l.starts[k])};
+}
+
+// Sign of comparing two paths as bytes (git's index order: a prefix sorts first).
+int compare(PathRef a, PathRef b) {
+  int c = std::memcmp(a.p, b.p, std::min(a.n, b.n));
+  if (c != 0) return c;
+  return a.n < b.n ? -1 : a.n > b.n ? 1 : 0;
+}
+
+}  // namespace
+
+bool valid_path_list(const PathList& l) {
+  if (l.count == 0) return true;
+  if (l.paths == nullptr || l.starts == nullptr) return false;
+  for (size_t k = 0; k < l.count; k++) {
+    uint32_t from = l.starts[k], to = l.starts[k + 1];
+    if (to <= from || to > l.paths_len || l.paths[to - 1] != 0) return false;
+  }
+  return true;
+}
+
+void join_rows(const PathList& index, const uint8_t* stages, const PathList& head,
+               const PathList& target, Rows* out) {
+  size_t a = 0, b = 0, c = 0;
+  const size_t cap = index.count + head.count + target.count;
+  out->i.reserve(cap);
+  out->h.reserve(cap);
+  out->m.reserve(cap);
+  out->unmerged.reserve(cap);
+  while (a < index.count || b < head.count || c < target.count) {
+    // The smallest path among the three heads.
+    bool have = false;
+    PathRef least{nullptr, 0};
+    if (a < index.count) least = path_at(index, a), have = true;
+    if (b < head.count) {
+      PathRef p = path_at(head, b);
+      if (!have || compare(p, least) < 0) least = p, have = true;
+    }
+    if (c < target.count) {
+      PathRef p = path_at(target, c);
+      if (!have || compare(p, least) < 0) least = p;
+    }
+    int32_t ri = -1, rh = -1, rm = -1;
+    uint8_t conflicted = 0;
+    if (a < index.count && compare(path_at(index, a), least) == 0) {
+      ri = static_cast<int32_t>(a);
+      do {
+        if (stages[a] != 0) conflicted = 1;
+        a++;
+      } while (a < index.count && compare(path_at(index, a), least) == 0);
+    }
+    if (b < head.count && compare(path_at(head, b), least) == 0) rh = static_cast<int32_t>(b++);
+    if (c < target.count && compare(path_at(target, c), least) == 0)
+      rm = static_cast<int32_t>(c++);
+    out->i.push_back(ri);
+    out->h.push_back(rh);
+    out->m.push_back(rm);
+    out->unmerged.push_back(conflicted);
+  }
+}
+
+}  // namespace pc
