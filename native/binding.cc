@@ -563,13 +563,17 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     }
   }
 
+  // walkTree(oid, protect, keep?): with keep, the walk is kept for the next walks on this
+  // reader (until releaseCache), which copy the subtrees it shares with them.
   Napi::Value WalkTree(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const uint8_t* oid = oid_arg(info[0], env);
     pc::PathProtection protect = protection_arg(env, info[1]);
+    const bool keep = info.Length() > 2 && info[2].ToBoolean().Value();
     pc::FlatTree tree;
+    std::unique_ptr<pc::WalkMemo> record = keep ? std::make_unique<pc::WalkMemo>() : nullptr;
     try {
-      pc::walk_tree(odb(env), oid, protect, &tree);
+      pc::walk_tree(odb(env), oid, protect, &tree, memo_.get(), record.get());
     } catch (const pc::Error& e) {
       throw_native(env, e);
     }
@@ -580,6 +584,10 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     auto modes = Napi::Uint32Array::New(env, tree.count);
     if (tree.count > 0) std::memcpy(modes.Data(), tree.modes.data(), tree.count * 4);
     out.Set("modes", modes);
+    if (keep) {
+      record->tree = std::move(tree);
+      memo_ = std::move(record);
+    }
     return out;
   }
 
@@ -665,16 +673,19 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
 
   Napi::Value ReleaseCache(const Napi::CallbackInfo& info) {
     odb(info.Env()).release_cache();
+    memo_.reset();
     return info.Env().Undefined();
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
     if (busy_) throw_arg(info.Env(), "the object database is busy writing");
     odb_.reset();
+    memo_.reset();
     return info.Env().Undefined();
   }
 
   std::unique_ptr<pc::Odb> odb_;
+  std::unique_ptr<pc::WalkMemo> memo_;  // the last walk kept (walkTree's `keep`)
   bool busy_ = false;
 };
 

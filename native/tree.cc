@@ -21,6 +21,8 @@ struct Frame {
   // Files and symlinks a later directory of the same name could still follow: tree order puts
   // "a" and the directory "a" apart when names like "a-b" or "a.c" sort between them.
   std::vector<std::string> open_files;
+  // Where this directory's entries start in the output, for a WalkMemo.
+  size_t path_begin = 0, entry_begin = 0;
 };
 
 // git orders tree entries by name, comparing a directory as if its name ended in '/'.
@@ -74,7 +76,14 @@ Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
 }
 }  // namespace
 
-void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out) {
+void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out,
+               const WalkMemo* reuse, WalkMemo* record) {
+  if (reuse != nullptr && (reuse->protect.ntfs != protect.ntfs || reuse->protect.hfs != protect.hfs))
+    reuse = nullptr;
+  if (record != nullptr) {
+    record->protect = protect;
+    record->dirs.clear();
+  }
   std::vector<Frame> stack;
   std::string path;
   // The ids of the trees being walked: a tree listed inside itself (an id can only name such a
@@ -84,11 +93,20 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
   auto key = [](const uint8_t* oid) { return std::string(reinterpret_cast<const char*>(oid), 20); };
   stack.push_back(open_tree(odb, tree_oid, 0));
   walking.insert(key(tree_oid));
+  const std::string root_hex = stack.back().oid_hex;
+  // The previous path emitted (offset and length in out->paths): the flat list must be in
+  // index order, which sorted trees give; a store that lies is refused rather than guessed at.
+  size_t last_at = 0, last_len = 0;
+  bool emitted = false;
   while (!stack.empty()) {
     Frame& f = stack.back();
     const uint8_t* data = f.tree.bytes->data.get();
     size_t size = f.tree.bytes->size;
     if (f.pos >= size) {
+      if (record != nullptr && stack.size() > 1) {
+        record->dirs[path.substr(0, f.prefix_len)] = {f.oid, f.path_begin, out->paths.size(),
+                                                      f.entry_begin, out->count};
+      }
       walking.erase(f.oid);
       stack.pop_back();
       continue;
@@ -138,6 +156,41 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
     f.last_is_dir = is_dir;
     f.has_last = true;
 
+    if (is_dir && reuse != nullptr) {
+      path.push_back('/');
+      auto same = reuse->dirs.find(path);
+      if (same != reuse->dirs.end() && std::memcmp(same->second.oid.data(), oid, 20) == 0 &&
+          same->second.entry_end > same->second.entry_begin) {
+        // Checked by the walk that made it, at this very path: copied, in index order after
+        // what came before (its first path is checked against the previous one).
+        const WalkMemo::Range& r = same->second;
+        const FlatTree& from = reuse->tree;
+        const char* first = from.paths.data() + r.path_begin;
+        size_t first_len = std::strlen(first);
+        if (emitted) {
+          const char* last = out->paths.data() + last_at;
+          int c = std::memcmp(last, first, std::min(last_len, first_len));
+          if (c > 0 || (c == 0 && last_len >= first_len))
+            throw Error(Code::CorruptObject, "tree " + root_hex + " lists " +
+                                                 std::string(last, last_len) + " and " +
+                                                 std::string(first, first_len) + " out of order");
+        }
+        // The last path copied: just before the final NUL of the range.
+        size_t end = r.path_end - 1;
+        size_t start = from.paths.rfind('\0', end - 1);
+        start = start == std::string::npos || start < r.path_begin ? r.path_begin : start + 1;
+        last_at = out->paths.size() + (start - r.path_begin);
+        last_len = end - start;
+        emitted = true;
+        out->paths.append(from.paths, r.path_begin, r.path_end - r.path_begin);
+        out->modes.insert(out->modes.end(), from.modes.begin() + r.entry_begin,
+                          from.modes.begin() + r.entry_end);
+        out->oids.append(from.oids, r.entry_begin * 20, (r.entry_end - r.entry_begin) * 20);
+        out->count += r.entry_end - r.entry_begin;
+        continue;
+      }
+      path.pop_back();
+    }
     if (is_dir) {
       if (stack.size() >= kMaxDepth) throw bad("trees nested too deeply");
       if (!walking.insert(key(oid)).second)
@@ -145,6 +198,8 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
       path.push_back('/');
       // `f` may dangle after push_back; it is not used again in this iteration.
       stack.push_back(open_tree(odb, oid, path.size()));
+      stack.back().path_begin = out->paths.size();
+      stack.back().entry_begin = out->count;
       continue;
     }
     // git checks whole paths, with the entry's mode, when they enter the index: a directory
@@ -152,6 +207,17 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
     PathRule rule = verify_path(path.c_str(), path.size(), canon, protect);
     if (rule != PathRule::kOk)
       throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + "): " + path_rule_text(rule));
+    if (emitted) {
+      const char* last = out->paths.data() + last_at;
+      int c = std::memcmp(last, path.data(), std::min(last_len, path.size()));
+      if (c > 0 || (c == 0 && last_len >= path.size()))
+        throw Error(Code::CorruptObject, "tree " + root_hex + " lists " +
+                                             std::string(last, last_len) + " and " + path +
+                                             " out of order");
+    }
+    last_at = out->paths.size();
+    last_len = path.size();
+    emitted = true;
     out->paths.append(path);
     out->paths.push_back('\0');
     out->modes.push_back(canon);

@@ -135,7 +135,8 @@ export interface NativePathVerdict {
 export interface NativeOdb {
   read(oid: Buffer): { type: 'commit' | 'tree' | 'blob' | 'tag'; data: Buffer };
   /** `protect`: 1 core.protectNTFS | 2 core.protectHFS (see plan/paths.ts). */
-  walkTree(oid: Buffer, protect: number): NativeTree;
+  /** With `keep`, the walk is kept until releaseCache; later walks copy the subtrees it shares. */
+  walkTree(oid: Buffer, protect: number, keep?: boolean): NativeTree;
   /** Four numbers per id: pack (-1 loose, -2 missing), offset, inflated size, type. */
   info(oids: Buffer): Float64Array;
   resolvePrefix(hex: string): { count: number; oid?: Buffer };

@@ -278,7 +278,10 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     const protect = pathProtection(repo.config);
     if (current) assertSafePaths(current.entries, protect, 'the index');
     const pathspec = settings.paths ? new Pathspec(settings.paths) : null;
-    let targetEntries = target ? walkTree(odb, target.tree, protect) : null;
+    // A switch walks HEAD's tree next: kept, the target's walk lends it the subtrees they share.
+    let targetEntries = target
+      ? walkTree(odb, target.tree, protect, { keep: mode === 'switch' })
+      : null;
     if (job.materialize && pathspec && targetEntries) {
       targetEntries = targetEntries.filter((name) => pathspec.matches(name));
       pathspec.assertAllMatched();
