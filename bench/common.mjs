@@ -11,6 +11,15 @@ import { run } from './corpus.mjs';
 export const TIME = '/usr/bin/time';
 // A clean git configuration for every tool: no user or system config changes the work done.
 export const CLEAN_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+/** git without the machine's config, with a fixed identity for the commits a bench makes. */
+export const BENCH_GIT_ENV = {
+  ...process.env,
+  ...CLEAN_ENV,
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@pcheckout.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@pcheckout.invalid',
+};
 
 export const say = (msg) => process.stderr.write(`${msg}\n`);
 

@@ -15,18 +15,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CLEAN_ENV, median, say, table } from './common.mjs';
+import { BENCH_GIT_ENV, median, say, table } from './common.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAIN = path.resolve(HERE, '..');
 const CLI = path.join(MAIN, 'dist', 'cli.cjs');
 const ENV = {
-  ...process.env,
-  ...CLEAN_ENV,
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@pcheckout.invalid',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@pcheckout.invalid',
+  ...BENCH_GIT_ENV,
   GIT_AUTHOR_DATE: '1671148800 +0000',
   GIT_COMMITTER_DATE: '1671148800 +0000',
 };

@@ -31,18 +31,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureCorpus } from './corpus.mjs';
+import { BENCH_GIT_ENV } from './common.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(HERE, '..', 'dist', 'cli.cjs');
-const ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@pcheckout.invalid',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@pcheckout.invalid',
-};
+const ENV = BENCH_GIT_ENV;
 
 const { values: opt } = parseArgs({
   options: {
