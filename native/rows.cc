@@ -39,10 +39,11 @@ void join_rows(const PathList& index, const uint8_t* stages, const PathList& hea
                const PathList& target, Rows* out) {
   size_t a = 0, b = 0, c = 0;
   const size_t cap = index.count + head.count + target.count;
-  out->i.reserve(cap);
-  out->h.reserve(cap);
-  out->m.reserve(cap);
-  out->unmerged.reserve(cap);
+  out->i.resize(cap);
+  out->h.resize(cap);
+  out->m.resize(cap);
+  out->unmerged.resize(cap);
+  size_t n = 0;
   while (a < index.count || b < head.count || c < target.count) {
     // The smallest path among the three heads.
     bool have = false;
@@ -68,11 +69,16 @@ void join_rows(const PathList& index, const uint8_t* stages, const PathList& hea
     if (b < head.count && compare(path_at(head, b), least) == 0) rh = static_cast<int32_t>(b++);
     if (c < target.count && compare(path_at(target, c), least) == 0)
       rm = static_cast<int32_t>(c++);
-    out->i.push_back(ri);
-    out->h.push_back(rh);
-    out->m.push_back(rm);
-    out->unmerged.push_back(conflicted);
+    out->i[n] = ri;
+    out->h[n] = rh;
+    out->m[n] = rm;
+    out->unmerged[n] = conflicted;
+    n++;
   }
+  out->i.resize(n);
+  out->h.resize(n);
+  out->m.resize(n);
+  out->unmerged.resize(n);
 }
 
 }  // namespace pc

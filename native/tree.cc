@@ -98,6 +98,15 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
   // index order, which sorted trees give; a store that lies is refused rather than guessed at.
   size_t last_at = 0, last_len = 0;
   bool emitted = false;
+  auto sorts_after_last = [&](const char* p, size_t n) {
+    if (!emitted) return;
+    const char* last = out->paths.data() + last_at;
+    int c = std::memcmp(last, p, std::min(last_len, n));
+    if (c > 0 || (c == 0 && last_len >= n))
+      throw Error(Code::CorruptObject, "tree " + root_hex + " lists " +
+                                           std::string(last, last_len) + " and " +
+                                           std::string(p, n) + " out of order");
+  };
   while (!stack.empty()) {
     Frame& f = stack.back();
     const uint8_t* data = f.tree.bytes->data.get();
@@ -167,14 +176,7 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
         const FlatTree& from = reuse->tree;
         const char* first = from.paths.data() + r.path_begin;
         size_t first_len = std::strlen(first);
-        if (emitted) {
-          const char* last = out->paths.data() + last_at;
-          int c = std::memcmp(last, first, std::min(last_len, first_len));
-          if (c > 0 || (c == 0 && last_len >= first_len))
-            throw Error(Code::CorruptObject, "tree " + root_hex + " lists " +
-                                                 std::string(last, last_len) + " and " +
-                                                 std::string(first, first_len) + " out of order");
-        }
+        sorts_after_last(first, first_len);
         // The last path copied: just before the final NUL of the range.
         size_t end = r.path_end - 1;
         size_t start = from.paths.rfind('\0', end - 1);
@@ -207,14 +209,7 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
     PathRule rule = verify_path(path.c_str(), path.size(), canon, protect);
     if (rule != PathRule::kOk)
       throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + "): " + path_rule_text(rule));
-    if (emitted) {
-      const char* last = out->paths.data() + last_at;
-      int c = std::memcmp(last, path.data(), std::min(last_len, path.size()));
-      if (c > 0 || (c == 0 && last_len >= path.size()))
-        throw Error(Code::CorruptObject, "tree " + root_hex + " lists " +
-                                             std::string(last, last_len) + " and " + path +
-                                             " out of order");
-    }
+    sorts_after_last(path.data(), path.size());
     last_at = out->paths.size();
     last_len = path.size();
     emitted = true;
