@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::unique_ptr<pc::Odb> odb;
   try {
-    odb = std::make_unique<pc::Odb>(std::vector<std::string>{objects}, kCacheBudget);
+    odb = std::make_unique<pc::Odb>(std::vector<std::string>{objects},
+                                     std::make_shared<pc::BaseCache>(kCacheBudget));
   } catch (const pc::Error&) {
     return 0;
   }

@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t root[20] = {0};
   pc::PathProtection protect;  // core.protectNTFS, and core.protectHFS for inputs of odd length
   protect.hfs = (size & 1) != 0;
-  pc::Odb odb({objects}, 1 << 20);
+  pc::Odb odb({objects}, std::make_shared<pc::BaseCache>(1 << 20));
   pc::FlatTree flat;
   try {
     pc::walk_tree(odb, root, protect, &flat);

@@ -1,10 +1,14 @@
-// A bounded LRU of inflated delta bases, keyed by (pack, offset). One per object reader, so
-// threads never share or lock it.
+// A bounded LRU of inflated delta bases, shared by every reader of one object store (one
+// reader per thread): a base one thread decoded serves the others, and one total budget
+// bounds the memory whatever the number of threads. Keyed by (pack, offset), where a pack is
+// known by pack_key(): readers number their packs each in their own order.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "common.h"
@@ -14,10 +18,13 @@ namespace pc {
 class BaseCache {
  public:
   explicit BaseCache(size_t budget) : budget_(budget) {}
+  // One number per pack file (path and checksum) for the life of the process.
+  static uint32_t pack_key(const std::string& path, const uint8_t* checksum);
   bool get(uint32_t pack, uint64_t offset, Object* out);
+  // A base larger than half the budget is not kept: it would evict everything useful.
   void put(uint32_t pack, uint64_t offset, const Object& obj);
   void clear();
-  size_t bytes() const { return bytes_; }
+  size_t budget() const { return budget_; }
 
  private:
   struct Key {
@@ -34,7 +41,8 @@ class BaseCache {
     Key key;
     Object obj;
   };
-  size_t budget_;
+  const size_t budget_;
+  std::mutex mu_;  // held only to look up, link and unlink: never while decoding
   size_t bytes_ = 0;
   std::list<Slot> lru_;  // front = most recently used
   std::unordered_map<Key, std::list<Slot>::iterator, KeyHash> map_;

@@ -524,7 +524,7 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
   explicit OdbWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<OdbWrap>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 2 || !info[0].IsArray())
-      throw_arg(env, "new Odb(objectDirs: string[], cacheBytes: number)");
+      throw_arg(env, "new Odb(objectDirs: string[], cacheBytes: number | Odb)");
     Napi::Array arr = info[0].As<Napi::Array>();
     std::vector<std::string> dirs;
     for (uint32_t i = 0; i < arr.Length(); i++) {
@@ -532,9 +532,22 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
       if (!d.IsString()) throw_arg(env, "object directories must be strings");
       dirs.push_back(d.As<Napi::String>().Utf8Value());
     }
-    double budget = integer_arg(env, info[1], 0, kMaxSafeInteger, "cacheBytes");
+    // A number: a new delta-base cache of that many bytes; another reader: share its cache.
+    std::shared_ptr<pc::BaseCache> cache;
+    if (info[1].IsObject()) {
+      Napi::Object other = info[1].As<Napi::Object>();
+      // Only an Odb is unwrapped as one (any other wrapped object would be a type confusion).
+      if (!other.InstanceOf(info.NewTarget().As<Napi::Function>()))
+        throw_arg(env, "cacheBytes must be a number or an Odb to share the cache of");
+      OdbWrap* w = OdbWrap::Unwrap(other);
+      if (w == nullptr || !w->odb_) throw_arg(env, "the Odb to share a cache with is closed");
+      cache = w->odb_->cache();
+    } else {
+      double budget = integer_arg(env, info[1], 0, kMaxSafeInteger, "cacheBytes");
+      cache = std::make_shared<pc::BaseCache>(static_cast<size_t>(budget));
+    }
     try {
-      odb_ = std::make_unique<pc::Odb>(std::move(dirs), static_cast<size_t>(budget));
+      odb_ = std::make_unique<pc::Odb>(std::move(dirs), std::move(cache));
     } catch (const pc::Error& e) {
       throw_native(env, e);
     }
@@ -601,7 +614,7 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     auto out = Napi::Float64Array::New(env, n * 4);
     pc::Odb& db = odb(env);
     try {
-      for (size_t i = 0; i < n; i++) {
+      for (size_t i : db.pack_order(ids.Data(), n)) {
         pc::Location loc;
         int type = 0;
         uint64_t size = 0;

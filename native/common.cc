@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include <sys/mman.h>
+
 #include <new>
 
 namespace pc {
@@ -46,6 +48,26 @@ int hex_digit(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+namespace {
+constexpr size_t kMapFrom = 1u << 20;  // blocks this large are mapped (glibc maps from 128 KiB)
+}
+
+void BufferRelease::operator()(uint8_t* p) const {
+  if (p == nullptr) return;
+  if (mapped != 0)
+    munmap(p, mapped);
+  else
+    delete[] p;
+}
+
+Buffer allocate_buffer(size_t n) {
+  if (n == 0) return Buffer();
+  if (n < kMapFrom) return Buffer(new uint8_t[n]);
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return Buffer(static_cast<uint8_t*>(p), BufferRelease{n});
 }
 
 BytesPtr alloc_bytes(size_t n) {

@@ -15,7 +15,8 @@ constexpr size_t kZChunk = static_cast<size_t>(UINT_MAX);
 
 inline uInt clamp_uint(size_t n) { return static_cast<uInt>(n < kZChunk ? n : kZChunk); }
 
-bool zlib_inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t out_len) {
+bool zlib_inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t out_len,
+                        size_t* consumed) {
   z_stream zs{};
   if (inflateInit(&zs) != Z_OK) return false;
   size_t in_off = 0, out_off = 0;
@@ -40,6 +41,7 @@ bool zlib_inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t o
     out_off += produced;
     if (ret != Z_OK) break;  // Z_STREAM_END, corruption, or no progress possible
   }
+  if (consumed != nullptr) *consumed = in_off - zs.avail_in;
   inflateEnd(&zs);
   return ret == Z_STREAM_END && out_off == out_len;
 }
@@ -67,7 +69,8 @@ Inflater::~Inflater() {
 #endif
 }
 
-bool Inflater::inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t out_len) {
+bool Inflater::inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t out_len,
+                             size_t* consumed) {
 #ifdef PCHECKOUT_LIBDEFLATE
   if (libdeflate_ != nullptr) {
     size_t used_in = 0;
@@ -75,10 +78,11 @@ bool Inflater::inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, siz
     libdeflate_result r =
         libdeflate_zlib_decompress_ex(static_cast<libdeflate_decompressor*>(libdeflate_), src,
                                       avail, out, out_len, &used_in, nullptr);
+    if (consumed != nullptr) *consumed = used_in;
     return r == LIBDEFLATE_SUCCESS;
   }
 #endif
-  return zlib_inflate_exact(src, avail, out, out_len);
+  return zlib_inflate_exact(src, avail, out, out_len, consumed);
 }
 
 long Inflater::inflate_prefix(const uint8_t* src, size_t avail, uint8_t* out, size_t cap) {

@@ -21,7 +21,9 @@ class Inflater {
 
   // Inflates the zlib stream at src (at most avail bytes readable) into exactly out_len bytes.
   // Returns false when the stream is corrupt or does not inflate to exactly out_len bytes.
-  bool inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t out_len);
+  // When consumed is given, it receives the compressed bytes the stream took.
+  bool inflate_exact(const uint8_t* src, size_t avail, uint8_t* out, size_t out_len,
+                     size_t* consumed = nullptr);
 
   // Inflates at most cap bytes from the start of a zlib stream (for headers). Returns the
   // number of bytes produced, or -1 if the stream is corrupt before that. Reuses one zlib
@@ -45,6 +47,8 @@ class InflateStream {
   // Produces up to cap bytes. Returns the count (0 at the end of the stream) or -1 on corruption.
   long read(uint8_t* out, size_t cap);
   bool finished() const { return finished_; }
+  // The compressed bytes taken so far.
+  uint64_t consumed() const { return zs_.total_in; }
 
  private:
   z_stream zs_{};

@@ -18,6 +18,18 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr && size_ > 0) munmap(const_cast<uint8_t*>(data_), size_);
 }
 
+void MappedFile::touched(uint64_t bytes) const {
+  if (touched_.fetch_add(bytes, std::memory_order_relaxed) + bytes < kReleaseEvery) return;
+  // Of the threads that crossed the mark, the one that takes the count releases.
+  if (touched_.exchange(0, std::memory_order_relaxed) >= kReleaseEvery) release();
+}
+
+void MappedFile::release() const {
+  // Advice only: a failure (none is expected for a mapping we made) just keeps the pages.
+  if (data_ != nullptr && size_ > 0)
+    (void)madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
 void MappedFile::open(const std::string& path) {
   if (!open_if_exists(path)) throw Error(Code::Io, "open " + path + ": " + std::strerror(ENOENT));
 }

@@ -1,6 +1,7 @@
 // A read-only mmap of a whole file, unmapped on destruction.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -28,6 +29,17 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Touched pages of a mapping count in this process's RSS, although the kernel could drop
+  // and re-read them at will. Readers report roughly what they touch (the compressed bytes an
+  // inflation consumed, a page for a header); every kReleaseEvery bytes reported, the
+  // mapping's pages are dropped from the process. Safe while other threads read it: the
+  // mapping is private, read-only and never written, so a later access faults the same bytes
+  // back in from the page cache. Cheap for the access order readers use (pack order); random
+  // access would re-fault, so callers that look many objects up sort them first.
+  static constexpr uint64_t kReleaseEvery = 32u << 20;
+  void touched(uint64_t bytes) const;
+  // Drops the mapping's pages from this process now (a reader going idle).
+  void release() const;
   // The file's modification time when it was opened.
   int64_t mtime_sec() const { return mtime_sec_; }
   int64_t mtime_nsec() const { return mtime_nsec_; }
@@ -38,6 +50,7 @@ class MappedFile {
   std::string path_;
   int64_t mtime_sec_ = 0;
   int64_t mtime_nsec_ = 0;
+  mutable std::atomic<uint64_t> touched_{0};
 };
 
 }  // namespace pc

@@ -80,25 +80,31 @@ class LooseStream : public ObjectStream {
 
 class PackedStream : public ObjectStream {
  public:
-  PackedStream(const uint8_t* src, size_t avail, int t, uint64_t s, std::string where)
-      : z_(src, avail), where_(std::move(where)) {
+  // pack outlives the stream (the reader that made it owns the pack).
+  PackedStream(Pack* pack, const uint8_t* src, size_t avail, int t, uint64_t s, std::string where)
+      : pack_(pack), z_(src, avail), where_(std::move(where)) {
     type = t;
     size = s;
   }
   size_t read(uint8_t* out, size_t cap) override {
     long got = z_.read(out, cap);
+    uint64_t now = z_.consumed();
+    pack_->touched(now - reported_);
+    reported_ = now;
     if (got < 0) throw Error(Code::CorruptPack, where_ + ": corrupt zlib data");
     return static_cast<size_t>(got);
   }
 
  private:
+  Pack* pack_;
   InflateStream z_;
   std::string where_;
+  uint64_t reported_ = 0;
 };
 }  // namespace
 
-Odb::Odb(std::vector<std::string> object_dirs, size_t cache_budget)
-    : dirs_(std::move(object_dirs)), cache_(cache_budget) {
+Odb::Odb(std::vector<std::string> object_dirs, std::shared_ptr<BaseCache> cache)
+    : dirs_(std::move(object_dirs)), cache_(std::move(cache)) {
   scan_packs();
 }
 
@@ -233,8 +239,36 @@ void Odb::inflate_to(Pack& pack, const PackEntry& e, uint64_t offset, uint8_t* o
   const uint8_t* src = pack.data_at(e.data_off, &avail);
   stats_.inflations++;
   stats_.inflated_bytes += size;
-  if (!inflater_.inflate_exact(src, avail, out, size))
-    throw Error(Code::CorruptPack, at(pack, offset) + ": corrupt zlib data");
+  size_t consumed = 0;
+  bool ok = inflater_.inflate_exact(src, avail, out, size, &consumed);
+  pack.touched(consumed);
+  if (!ok) throw Error(Code::CorruptPack, at(pack, offset) + ": corrupt zlib data");
+}
+
+std::vector<size_t> Odb::pack_order(const uint8_t* ids, size_t n) {
+  struct Key {
+    uint64_t pack;  // loose and missing: past every pack
+    uint64_t offset;
+    size_t pos;
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; i++) {
+    Location loc;
+    bool found = find_in_packs(ids + i * 20, &loc);  // loose ones are not looked for twice
+    keys[i] = Key{found ? static_cast<uint64_t>(loc.pack) : UINT64_MAX, found ? loc.offset : 0, i};
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.pack != b.pack) return a.pack < b.pack;
+    return a.offset != b.offset ? a.offset < b.offset : a.pos < b.pos;
+  });
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; i++) order[i] = keys[i].pos;
+  return order;
+}
+
+void Odb::release_cache() {
+  cache_->clear();
+  for (auto& pack : packs_) pack->release();
 }
 
 DecodeStats Odb::take_stats() {
@@ -260,7 +294,7 @@ uint8_t* Scratch::reserve(size_t n) {
   big_.reset();
   if (n > kKeep) {
     try {
-      big_.reset(new uint8_t[n]);
+      big_ = allocate_buffer(n);
     } catch (const std::bad_alloc&) {
       throw Error(Code::TooLarge, "cannot allocate " + std::to_string(n) + " bytes");
     }
@@ -268,7 +302,8 @@ uint8_t* Scratch::reserve(size_t n) {
   }
   if (n > cap_ || !buf_) {
     size_t want = std::max(n, std::min(kKeep, std::max<size_t>(cap_ * 2, 64 * 1024)));
-    buf_.reset(new uint8_t[want]);
+    buf_.reset();
+    buf_ = allocate_buffer(want);
     cap_ = want;
   }
   return buf_.get();
@@ -285,7 +320,7 @@ ObjectView Odb::read_view_at(const uint8_t* oid, const Location& loc) {
     return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
   }
   uint32_t p = static_cast<uint32_t>(loc.pack);
-  if (cache_.get(p, loc.offset, &held_)) {
+  if (cache_->get(packs_[p]->cache_key(), loc.offset, &held_)) {
     stats_.cache_hits++;
     return ObjectView{held_.type, held_.bytes->data.get(), held_.bytes->size};
   }
@@ -328,7 +363,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
   uint32_t p = pack;
   uint64_t off = offset;
   for (;;) {
-    if (cache_.get(p, off, &base)) {
+    if (cache_->get(packs_[p]->cache_key(), off, &base)) {
       stats_.cache_hits++;
       break;
     }
@@ -337,7 +372,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
       base = Object{e.type, inflate_entry(*packs_[p], e, off)};
       if (!chain.empty() || cache_result) {
         stats_.base(p, off, base.bytes->size);
-        cache_.put(p, off, base);
+        cache_->put(packs_[p]->cache_key(), off, base);
       }
       break;
     }
@@ -373,7 +408,7 @@ Object Odb::read_packed(uint32_t pack, uint64_t offset, bool cache_result) {
     base = Object{base.type, result};
     if (i > 0 || cache_result) {
       stats_.base(l.pack, l.offset, base.bytes->size);
-      cache_.put(l.pack, l.offset, base);
+      cache_->put(packs_[l.pack]->cache_key(), l.offset, base);
     }
   }
   return base;
@@ -489,7 +524,7 @@ std::unique_ptr<ObjectStream> Odb::stream(const uint8_t* oid) {
     stats_.inflated_bytes += e.size;
     size_t avail = 0;
     const uint8_t* src = pack.data_at(e.data_off, &avail);
-    return std::make_unique<PackedStream>(src, avail, e.type, e.size, at(pack, loc.offset));
+    return std::make_unique<PackedStream>(&pack, src, avail, e.type, e.size, at(pack, loc.offset));
   });
 }
 

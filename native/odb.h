@@ -42,9 +42,9 @@ class Scratch {
 
  private:
   static constexpr size_t kKeep = 16u << 20;
-  std::unique_ptr<uint8_t[]> buf_;
+  Buffer buf_;
   size_t cap_ = 0;
-  std::unique_ptr<uint8_t[]> big_;
+  Buffer big_;
 };
 
 // Object bytes borrowed from the reader: valid until its next read_view() call.
@@ -56,7 +56,9 @@ struct ObjectView {
 
 class Odb {
  public:
-  Odb(std::vector<std::string> object_dirs, size_t cache_budget);
+  // cache: the delta-base cache this reader shares with the other readers of the same store.
+  Odb(std::vector<std::string> object_dirs, std::shared_ptr<BaseCache> cache);
+  const std::shared_ptr<BaseCache>& cache() const { return cache_; }
 
   Object read(const uint8_t* oid);
   // Like read(), but into reused buffers: for the writer, which needs the bytes only briefly.
@@ -65,12 +67,16 @@ class Odb {
   // Type and inflated size without inflating the object (for deltas, the size read from the
   // delta header). Returns false if the object does not exist.
   bool info(const uint8_t* oid, Location* loc, int* type, uint64_t* size);
+  // The positions of n 20-byte ids in the order their first copies lie in the packs (loose
+  // and missing ones last), so that looking them all up reads each pack front to back.
+  std::vector<size_t> pack_order(const uint8_t* ids, size_t n);
   // 0 = none, 1 = unique (copied to out), 2 = ambiguous.
   int resolve_prefix(const OidPrefix& prefix, uint8_t* out);
   // A stream for a whole object, or nullptr if it is stored as a delta (then use read()).
   std::unique_ptr<ObjectStream> stream(const uint8_t* oid);
-  // Drops the delta-base cache (e.g. after planning, when this reader goes idle).
-  void release_cache() { cache_.clear(); }
+  // Drops the (shared) delta-base cache and this process's pages of the mapped packs (e.g. after
+  // planning, when this reader goes idle).
+  void release_cache();
   // What this reader decoded since the last call, then starts a new record.
   DecodeStats take_stats();
   // The path of pack k (as numbered in this reader's DecodeStats).
@@ -108,7 +114,7 @@ class Odb {
   std::set<std::string> known_idx_;
   uint32_t last_pack_ = 0;
   std::set<std::pair<std::string, int>> bad_;  // (20-byte id, pack or -1 for loose)
-  BaseCache cache_;
+  std::shared_ptr<BaseCache> cache_;
   DecodeStats stats_;
   Inflater inflater_;
   Scratch out_;      // read_view results

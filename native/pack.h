@@ -24,9 +24,18 @@ class Pack {
   explicit Pack(const std::string& idx_path);
   PackIndex& index() { return idx_; }
   const std::string& pack_path() const { return pack_path_; }
+  // The pack's number in every reader's base cache (BaseCache::pack_key).
+  uint32_t cache_key() const { return cache_key_; }
   PackEntry entry_at(uint64_t offset);
   // The bytes from data_off to the end of the object data (the trailer excluded).
   const uint8_t* data_at(uint64_t data_off, size_t* avail);
+  // What a reader took from the mapping (see MappedFile::touched), and dropping its pages.
+  void touched(uint64_t bytes) {
+    if (map_) map_->touched(bytes);
+  }
+  void release() {
+    if (map_) map_->release();
+  }
 
  private:
   void ensure_open();
@@ -34,6 +43,7 @@ class Pack {
   PackIndex idx_;
   std::shared_ptr<const MappedFile> map_;
   std::string pack_path_;
+  uint32_t cache_key_ = 0;
   bool opened_ = false;
   uint64_t end_ = 0;  // end of object data: file size minus the 20-byte trailer
 };

@@ -192,7 +192,8 @@ export interface NativeWatch {
 }
 
 export interface Addon {
-  Odb: new (objectDirs: string[], cacheBytes: number) => NativeOdb;
+  /** A reader with a new delta-base cache of cacheBytes, or sharing another reader's cache. */
+  Odb: new (objectDirs: string[], cacheBytes: number | NativeOdb) => NativeOdb;
   Worktree: new (root: string) => NativeWorktree;
   Watch: new () => NativeWatch;
   /**

@@ -254,7 +254,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     // Open: the current index, the target, HEAD's lock.
     const current = readIndex(job.indexPath);
     const mode = chooseMode(job, current);
-    const store = resources.store(repo.objectDirs, workers);
+    const store = resources.store(repo.objectDirs);
     const { odb } = store;
     addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
     const wt = (worktree = new WorktreeDir(addon, job.worktree));

@@ -9,9 +9,11 @@ import type { FilesystemInfo } from './write/filesystem.js';
 import { loadAddon, type NativeOdb } from './addon.js';
 import { fromNative } from './errors.js';
 
-/** Delta bases cached by all the readers of a checkout together, split between them. */
+/**
+ * Delta bases cached for all the readers of a store together: one cache they share, so a
+ * base one thread decoded serves the others and the memory does not grow with the threads.
+ */
 export const CACHE_BUDGET = 64 * 1024 * 1024;
-const MIN_READER_CACHE = 4 * 1024 * 1024;
 /** Worktrees a warm engine watches at once (least recently used first out). */
 const MAX_WATCHED = 8;
 /**
@@ -37,18 +39,18 @@ export interface Store {
   /** The planning reader; also the first writer. */
   odb: NativeOdb;
   /**
-   * `threads` readers for the writers (the planning one first), each with its share of the
-   * cache budget; made on first use and kept while the packs stay the same.
+   * `threads` readers for the writers (the planning one first), sharing one delta-base
+   * cache; made on first use and kept while the packs stay the same.
    */
   readers(threads: number): NativeOdb[];
   /** Every reader opened so far (the planning one first). */
   opened(): NativeOdb[];
 }
 
-function openReader(objectDirs: string[], threads: number): NativeOdb {
-  const cache = Math.max(MIN_READER_CACHE, Math.floor(CACHE_BUDGET / (threads + 1)));
+/** A reader with the store's cache: a new one for the first reader, else the first's. */
+function openReader(objectDirs: string[], first: NativeOdb | null): NativeOdb {
   try {
-    return new (loadAddon().Odb)(objectDirs, cache);
+    return new (loadAddon().Odb)(objectDirs, first ?? CACHE_BUDGET);
   } catch (err) {
     throw fromNative(err, 'cannot open the object database');
   }
@@ -106,18 +108,18 @@ export class Resources {
   }
 
   /** The reader of a repository's objects, reopened when its packs changed since last time. */
-  store(objectDirs: string[], threads: number): Store {
+  store(objectDirs: string[]): Store {
     const key = objectDirs.join('\0');
     const signature = packSignature(objectDirs);
     const known = this.stores.get(key);
     if (known && known.signature === signature) return known.store;
     if (known) for (const odb of known.all) odb.close();
-    const all = [openReader(objectDirs, threads)];
+    const all = [openReader(objectDirs, null)];
     const store: Store = {
       objectDirs,
       odb: all[0]!,
       readers: (n) => {
-        while (all.length < n) all.push(openReader(objectDirs, n));
+        while (all.length < n) all.push(openReader(objectDirs, all[0]!));
         return all.slice(0, Math.max(n, 1));
       },
       opened: () => [...all],
