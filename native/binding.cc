@@ -22,6 +22,7 @@
 #include "odb.h"
 #include "parallel_write.h"
 #include "path_rules.h"
+#include "rows.h"
 #include "stat.h"
 #include "sync.h"
 #include "tree.h"
@@ -942,6 +943,9 @@ Napi::Object layout(Napi::Env env) {
                               {"file", pc::kSyncFile},
                               {"start", pc::kSyncStart}}));
   o.Set("protect", numbers(env, {{"ntfs", kProtectNtfs}, {"hfs", kProtectHfs}}));
+  o.Set("sameEntry", numbers(env, {{"indexTarget", pc::kSameIM},
+                                   {"indexHead", pc::kSameIH},
+                                   {"headTarget", pc::kSameHM}}));
   return o;
 }
 

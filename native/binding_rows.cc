@@ -25,6 +25,15 @@ PathList list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
   list.paths = p.Data();
   list.paths_len = p.Length();
   list.starts = s.Data();
+  Napi::Value oids = o.Get("oids"), modes = o.Get("modes");
+  if (!oids.IsBuffer() || !modes.IsTypedArray() ||
+      modes.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+    throw_arg(env, std::string(what) + " needs oids (Buffer) and modes (Uint32Array)");
+  if (oids.As<Napi::Buffer<uint8_t>>().Length() / 20 < list.count ||
+      modes.As<Napi::Uint32Array>().ElementLength() < list.count)
+    throw_arg(env, std::string(what) + ": oids or modes too short");
+  list.oids = oids.As<Napi::Buffer<uint8_t>>().Data();
+  list.modes = modes.As<Napi::Uint32Array>().Data();
   if (!valid_path_list(list)) throw_arg(env, std::string(what) + ": starts outside its paths");
   return list;
 }
@@ -59,6 +68,7 @@ Napi::Value JoinRows(const Napi::CallbackInfo& info) {
   out.Set("h", copy_out<Napi::Int32Array>(env, rows.h));
   out.Set("m", copy_out<Napi::Int32Array>(env, rows.m));
   out.Set("unmerged", copy_out<Napi::Uint8Array>(env, rows.unmerged));
+  out.Set("same", copy_out<Napi::Uint8Array>(env, rows.same));
   return out;
 }
 

@@ -23,6 +23,12 @@ int compare(PathRef a, PathRef b) {
   return a.n < b.n ? -1 : a.n > b.n ? 1 : 0;
 }
 
+bool same_entry(const PathList& a, int32_t i, const PathList& b, int32_t j) {
+  if (i < 0 || j < 0) return false;
+  size_t x = static_cast<size_t>(i), y = static_cast<size_t>(j);
+  return a.modes[x] == b.modes[y] && std::memcmp(a.oids + 20 * x, b.oids + 20 * y, 20) == 0;
+}
+
 }  // namespace
 
 bool valid_path_list(const PathList& l) {
@@ -43,6 +49,7 @@ void join_rows(const PathList& index, const uint8_t* stages, const PathList& hea
   out->h.resize(cap);
   out->m.resize(cap);
   out->unmerged.resize(cap);
+  out->same.resize(cap);
   size_t n = 0;
   while (a < index.count || b < head.count || c < target.count) {
     // The smallest path among the three heads.
@@ -73,12 +80,16 @@ void join_rows(const PathList& index, const uint8_t* stages, const PathList& hea
     out->h[n] = rh;
     out->m[n] = rm;
     out->unmerged[n] = conflicted;
+    out->same[n] = static_cast<uint8_t>((same_entry(index, ri, target, rm) ? kSameIM : 0) |
+                                        (same_entry(index, ri, head, rh) ? kSameIH : 0) |
+                                        (same_entry(head, rh, target, rm) ? kSameHM : 0));
     n++;
   }
   out->i.resize(n);
   out->h.resize(n);
   out->m.resize(n);
   out->unmerged.resize(n);
+  out->same.resize(n);
 }
 
 }  // namespace pc

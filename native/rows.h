@@ -18,18 +18,25 @@ struct PathList {
   size_t paths_len = 0;
   const uint32_t* starts = nullptr;  // count + 1 offsets
   size_t count = 0;
+  const uint8_t* oids = nullptr;     // count 20-byte ids
+  const uint32_t* modes = nullptr;   // count modes
 };
+
+// Per row, which of its entries are the same (mode and id), so the planner need not compare
+// 78,000 ids one Buffer.compare at a time (~45 ms of a switch of the Linux tree).
+enum SameBits : uint8_t { kSameIM = 1, kSameIH = 2, kSameHM = 4 };
 
 struct Rows {
   std::vector<int32_t> i, h, m;
   std::vector<uint8_t> unmerged;
+  std::vector<uint8_t> same;  // SameBits; the index's first entry of the row is compared
 };
 
 // Checks a list's offsets against its buffer (increasing, each path NUL-terminated inside it).
 bool valid_path_list(const PathList& list);
 
 // `stages`: one per index entry (0 normal, 1-3 unmerged), may be null when index.count is 0.
-// The lists must be valid (valid_path_list) and sorted; equal paths within the trees are not
+// The lists must be valid (valid_path_list), carry their ids and modes, and be sorted; equal paths within the trees are not
 // expected (trees hold each name once).
 void join_rows(const PathList& index, const uint8_t* stages, const PathList& head,
                const PathList& target, Rows* out);

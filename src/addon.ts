@@ -173,6 +173,8 @@ export interface NativePathList {
   paths: Buffer;
   starts: Uint32Array;
   count: number;
+  oids: Buffer;
+  modes: Uint32Array;
 }
 
 /**
@@ -205,7 +207,15 @@ export interface Addon {
     stages: Uint8Array | null,
     head: NativePathList | null,
     target: NativePathList | null,
-  ): { count: number; i: Int32Array; h: Int32Array; m: Int32Array; unmerged: Uint8Array };
+  ): {
+    count: number;
+    i: Int32Array;
+    h: Int32Array;
+    m: Int32Array;
+    unmerged: Uint8Array;
+    /** Per row, layout.sameEntry bits: which of its entries have the same mode and id. */
+    same: Uint8Array;
+  };
   /** inotify's event bits, as the kernel headers the addon was built with define them. */
   watchFlags: { isDir: number; ignored: number; deleteSelf: number; moveSelf: number };
   statFiles(req: NativeStatRequest): NativeStatResult;
@@ -310,6 +320,7 @@ export const EXPECTED_LAYOUT = {
   writeFlags: { replace: 1 },
   sync: { none: 0, file: 1, start: 2 },
   protect: { ntfs: 1, hfs: 2 },
+  sameEntry: { indexTarget: 1, indexHead: 2, headTarget: 4 },
 };
 
 export const FILE_COLLIDED = EXPECTED_LAYOUT.fileStatus.collided;

@@ -28,7 +28,7 @@ import {
   type ProbeRequest,
   type ProbeResult,
 } from './probe.js';
-import { joinRows, sameEntry } from './rows.js';
+import { SAME_HM, SAME_IH, SAME_IM, joinRows } from './rows.js';
 import { MODE_GITLINK, MODE_SYMLINK } from './tree.js';
 
 export type Mode = 'fresh' | 'switch' | 'force' | 'restore' | 'paths';
@@ -270,6 +270,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const target = mode === 'restore' ? null : input.target;
   if (index && mode !== 'force' && mode !== 'fresh') assertMerged(index);
   const rows = joinRows(I, index?.stages ?? null, mode === 'switch' ? input.head : null, target);
+  // Whether a row's index entry, HEAD's and the target's are the same (mode and id; false
+  // where either is absent), as the join found them.
+  const sameIM = (r: number): boolean => (rows.same[r]! & SAME_IM) !== 0;
+  const sameIH = (r: number): boolean => (rows.same[r]! & SAME_IH) !== 0;
+  const sameHM = (r: number): boolean => (rows.same[r]! & SAME_HM) !== 0;
   const H = mode === 'switch' ? input.head : null;
   const M = target;
   const initial = mode === 'switch' && index === null;
@@ -334,18 +339,14 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     } else if (mode === 'force' || mode === 'paths') {
       if (i >= 0 && rows.unmerged[r] === 0 && !skipWorktree(i)) {
         // Known clean and kept as it is: nothing to look at (written or removed: looked at).
-        if (!(known(i) && m >= 0 && sameEntry(I!, i, M!, m))) compareRow(r);
+        if (!(known(i) && m >= 0 && sameIM(r))) compareRow(r);
       } else lookRow(r);
     } else if (i >= 0) {
       // switch: the worktree matters where the entry is to be replaced or removed, and where a
       // kept entry's stat data is racy (git checks those before it writes the new index).
       const replacing =
-        (h >= 0 && m < 0 && sameEntry(I!, i, H!, h)) ||
-        (h >= 0 &&
-          m >= 0 &&
-          !sameEntry(H!, h, M!, m) &&
-          sameEntry(I!, i, H!, h) &&
-          !sameEntry(I!, i, M!, m));
+        (h >= 0 && m < 0 && sameIH(r)) ||
+        (h >= 0 && m >= 0 && !sameHM(r) && sameIH(r) && !sameIM(r));
       const racy = racySeconds > 0 && index!.stats[i * STAT_WORDS + 2]! >= racySeconds;
       if ((replacing || racy) && !skipWorktree(i)) compareRow(r);
     } else if (m >= 0 ? h < 0 || initial : h >= 0) {
@@ -361,7 +362,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     for (let r = 0; r < rows.count; r++) {
       const m = rows.m[r]!;
       const i = rows.i[r]!;
-      if (m < 0 || (i >= 0 && sameEntry(I!, i, M, m))) continue;
+      if (m < 0 || (i >= 0 && sameIM(r))) continue;
       for (const d of ancestors(M.name(m))) {
         // A directory seen (as new, when this entry is) has its parents seen the same way.
         if (dirSlots.has(d) && (i >= 0 || newDirs.has(d))) break;
@@ -564,12 +565,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     } else if (mode === 'force' || mode === 'paths') {
       if (m >= 0 && worktreeScope !== null && worktreeScope[r] === 0) {
         // git's quirk: the index takes it, the worktree does not (see worktreeScope).
-        if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m)) keep(r);
+        if (i >= 0 && rows.unmerged[r] === 0 && sameIM(r)) keep(r);
         else indexOnly(m);
       } else if (m >= 0) {
-        if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && cleanAt(r)) keep(r);
-        else if (i >= 0 && rows.unmerged[r] === 0 && sameEntry(I!, i, M!, m) && skipWorktree(i))
-          keep(r);
+        if (i >= 0 && rows.unmerged[r] === 0 && sameIM(r) && cleanAt(r)) keep(r);
+        else if (i >= 0 && rows.unmerged[r] === 0 && sameIM(r) && skipWorktree(i)) keep(r);
         else write(r, false, m, false);
       } else if (i >= 0) {
         if (mode === 'paths')
@@ -578,29 +578,29 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       }
     } else if (i >= 0) {
       // git's twoway_merge, case numbers from git-read-tree(1) "Two Tree Merge".
-      const path = I!.name(i);
+      const path = (): string => I!.name(i); // only for a refusal: most rows are kept
       if (
         (h < 0 && m < 0) || // 4, 5
-        (h < 0 && m >= 0 && sameEntry(I!, i, M!, m)) || // 6, 7
-        (h >= 0 && m >= 0 && sameEntry(H!, h, M!, m)) || // 14, 15
-        (h >= 0 && m >= 0 && sameEntry(I!, i, M!, m)) // 18, 19
+        (h < 0 && m >= 0 && sameIM(r)) || // 6, 7
+        (h >= 0 && m >= 0 && sameHM(r)) || // 14, 15
+        (h >= 0 && m >= 0 && sameIM(r)) // 18, 19
       ) {
         keep(r);
-      } else if (h >= 0 && m < 0 && sameEntry(I!, i, H!, h)) {
+      } else if (h >= 0 && m < 0 && sameIH(r)) {
         // 10, 11
         if (uptodate(r) || skipWorktree(i)) remove(r);
-        else conflicts.localChanges.push(display(path));
-      } else if (h >= 0 && m >= 0 && sameEntry(I!, i, H!, h)) {
+        else conflicts.localChanges.push(display(path()));
+      } else if (h >= 0 && m >= 0 && sameIH(r)) {
         // 20, 21
         if (uptodate(r) || skipWorktree(i)) write(r, false, m, true);
-        else conflicts.localChanges.push(display(path));
+        else conflicts.localChanges.push(display(path()));
       } else {
-        conflicts.localChanges.push(display(path)); // staged changes the target would lose
+        conflicts.localChanges.push(display(path())); // staged changes the target would lose
       }
     } else if (m >= 0) {
       if (h >= 0 && !initial) {
         // The path's removal is staged: fine while the target does not change it.
-        if (!sameEntry(H!, h, M!, m)) conflicts.localChanges.push(display(M!.name(m)));
+        if (!sameHM(r)) conflicts.localChanges.push(display(M!.name(m)));
       } else {
         untrackedInTheWay(r, M!.name(m), conflicts.untrackedOverwritten);
         write(r, false, m, true);

@@ -1,4 +1,4 @@
-import { loadAddon } from '../addon.js';
+import { EXPECTED_LAYOUT, loadAddon } from '../addon.js';
 import type { EntryList } from './entries.js';
 
 /**
@@ -13,15 +13,14 @@ export interface Rows {
   m: Int32Array;
   /** 1 where the index has the path only as unmerged stages. */
   unmerged: Uint8Array;
+  /** Per row, which of its entries have the same mode and id (SAME_IM, SAME_IH, SAME_HM). */
+  same: Uint8Array;
 }
 
-/** Same object id and mode. */
-export function sameEntry(a: EntryList, i: number, b: EntryList, j: number): boolean {
-  return (
-    a.modes[i] === b.modes[j] &&
-    a.oids.compare(b.oids, 20 * j, 20 * j + 20, 20 * i, 20 * i + 20) === 0
-  );
-}
+/** Bits of Rows.same: index and target, index and HEAD, HEAD and target are the same. */
+export const SAME_IM = EXPECTED_LAYOUT.sameEntry.indexTarget;
+export const SAME_IH = EXPECTED_LAYOUT.sameEntry.indexHead;
+export const SAME_HM = EXPECTED_LAYOUT.sameEntry.headTarget;
 
 export function joinRows(
   index: EntryList | null,
@@ -32,6 +31,8 @@ export function joinRows(
   // The merge itself is native: a Buffer.compare per path and list was ~90 ms of a switch of
   // the Linux tree, calls into C++ one at a time.
   const list = (l: EntryList | null) =>
-    l === null || l.count === 0 ? null : { paths: l.paths, starts: l.starts, count: l.count };
+    l === null || l.count === 0
+      ? null
+      : { paths: l.paths, starts: l.starts, count: l.count, oids: l.oids, modes: l.modes };
   return loadAddon().joinRows(list(index), stages, list(head), list(target));
 }
