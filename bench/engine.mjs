@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BENCH_GIT_ENV, median, say, table } from './common.mjs';
+import { engineTreeFiles } from './corpus.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAIN = path.resolve(HERE, '..');
@@ -54,11 +55,10 @@ function buildRepo(n) {
   const dir = path.join(work, `src-${n}`);
   fs.mkdirSync(dir);
   git(dir, 'init', '-q', '-b', 'main');
-  for (let i = 0; i < n; i++) {
-    const sub = path.join(dir, `d${i % 7}`, `e${Math.floor(i / 50)}`);
-    fs.mkdirSync(sub, { recursive: true });
-    const size = 1024 + ((i * 2654435761) % 11264);
-    fs.writeFileSync(path.join(sub, `f${i}.txt`), `${i} `.repeat(size).slice(0, size));
+  // The same files as corpus.mjs's tiny (10) and small1k (1,000) corpora.
+  for (const f of engineTreeFiles(n)) {
+    fs.mkdirSync(path.join(dir, path.dirname(f.path)), { recursive: true });
+    fs.writeFileSync(path.join(dir, f.path), f.data);
   }
   git(dir, 'add', '-A');
   git(dir, 'commit', '-qm', `${n} files`);

@@ -2,11 +2,13 @@
 // Times a fresh checkout (the worktree holds only .git, no index — as after
 // `git clone --no-checkout`) of a corpus's HEAD with pcheckout and its peers.
 //
-//   node run.mjs [--corpus linux|small] [--trials 5] [--fs tmpfs|disk|ext4img|both|all]
-//                [--tools pcheckout,git-w1,...] [--timeout 600] [--json results/x.json]
+//   node run.mjs [--corpus linux|midsize,history,...] [--trials 5]
+//                [--fs tmpfs|disk|ext4img|both|all|tmpfs,ext4img] [--tools pcheckout,git-w1,...]
+//                [--timeout 600] [--json results/x.json]
 //
 // Every trial runs in its own child process on a fresh clone (made untimed, objects hardlinked),
-// tools in round-robin order. See README.md for what is measured and the caveats.
+// tools in round-robin order; several corpora run one after the other on each filesystem, into
+// one JSON. See README.md for what is measured and the caveats.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,20 +39,28 @@ import { cacheDir, corpusNames, ensureCorpus, run } from './corpus.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAIN = path.resolve(HERE, '..');
 const PYTHON = process.env.PCHECKOUT_BENCH_PYTHON || '/usr/bin/python3';
+const ESGIT_PEER = path.join(HERE, 'peers', 'esgit.mjs');
 
 // ---------------------------------------------------------------------------------------------
 // Options
 
 const USAGE = `usage: node run.mjs [options]
-  --corpus <name>     ${corpusNames.join('|')} (default linux; built and cached on first use)
-  --trials <n>        timed trials per tool and filesystem (default 5)
-  --warmup <n>        untimed rounds first, per filesystem (default 1; verification runs there)
-  --fs <where>        tmpfs|disk|ext4img|both|all (default both = tmpfs, disk). ext4img: a new
-                      ext4 made in a file on the disk and loop-mounted, fresh for each run
+  --corpus <list>     comma-separated corpora (default linux), each with its own tables and
+                      figures, built and cached on first use: ${corpusNames.join(', ')}
+  --trials <n>        timed trials per tool, corpus and filesystem (default 5)
+  --warmup <n>        untimed rounds first, per corpus and filesystem (default 1; verification
+                      runs there)
+  --fs <where>        tmpfs|disk|ext4img|both|all or a comma-separated list of tmpfs, disk,
+                      ext4img (default both = tmpfs, disk). ext4img: a new ext4 made in a file on
+                      the disk and loop-mounted, fresh for each run
   --tools <list>      comma-separated subset of: TOOLS (default all)
+  --status <list>     corpora on which each checkout of a --status-tools tool is followed by a
+                      timed \`git status --porcelain\` in the same worktree (the checkout + first
+                      status figure): a comma-separated list, all or none (default linux)
+  --status-tools <l>  tools whose checkouts get that status (default pcheckout,git-w1,git-w2)
   --timeout <s>       per-trial timeout in seconds (default 600)
   --json <file>       where to write raw trials + summary (default results/<timestamp>.json);
-                      the SVG chart is written next to it
+                      the SVG chart (one per corpus) is written next to it
   --pcheckout <path>  pcheckout CLI (default ../dist/cli.cjs, or env PCHECKOUT_CLI)
   --tmpfs-size <sz>   size of the tmpfs mounted for the run (default 8g)
   --ext4-size <sz>    size of the ext4img image (default 8g; sparse)
@@ -65,6 +75,8 @@ const USAGE = `usage: node run.mjs [options]
 const { values: opt } = parseArgs({
   options: {
     corpus: { type: 'string', default: 'linux' },
+    status: { type: 'string', default: 'linux' },
+    'status-tools': { type: 'string', default: 'pcheckout,git-w1,git-w2' },
     trials: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '1' },
     fs: { type: 'string', default: 'both' },
@@ -155,6 +167,21 @@ const TOOLS = [
       }
     },
   },
+  {
+    id: 'es-git',
+    label: 'es-git (libgit2 via napi-rs) checkoutHead({ force: true })',
+    command: (dir) => ['node', [ESGIT_PEER, dir]],
+    available: async () => {
+      try {
+        await run('node', [ESGIT_PEER, '--version']);
+        return null;
+      } catch (e) {
+        // The peer's own line: why the module or its binary did not load (e.g. a glibc too old).
+        const why = String(e.stderr || '').match(/^\[peer-error\] (.*)$/m)?.[1] ?? firstLine(e);
+        return `${why} (cd bench && npm install; es-git 0.7.0 needs a newer glibc than Debian 12's)`;
+      }
+    },
+  },
 ];
 
 if (opt.help) {
@@ -180,16 +207,32 @@ const FS_SETS = {
   both: ['tmpfs', 'disk'],
   all: ['tmpfs', 'disk', 'ext4img'],
 };
-if (!FS_SETS[opt.fs]) fail(`--fs must be one of ${Object.keys(FS_SETS).join(', ')}`);
+const list = (s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+const fsList = [...new Set(list(opt.fs).flatMap((f) => FS_SETS[f] ?? [null]))];
+if (!fsList.length || fsList.includes(null)) {
+  fail(`--fs takes one or more of ${Object.keys(FS_SETS).join(', ')}, comma-separated`);
+}
 if (!['first', 'all', 'none'].includes(opt.verify)) fail(`--verify must be first, all or none`);
-if (!corpusNames.includes(opt.corpus)) fail(`unknown corpus ${opt.corpus}`);
+const corpora = [...new Set(list(opt.corpus))];
+if (!corpora.length) fail('--corpus names no corpus');
+for (const c of corpora) if (!corpusNames.includes(c)) fail(`unknown corpus ${c}`);
+const statusCorpora = new Set(
+  opt.status === 'all' ? corpora : opt.status === 'none' ? [] : list(opt.status),
+);
+for (const c of statusCorpora)
+  if (!corpusNames.includes(c)) fail(`unknown corpus ${c} in --status`);
+const statusTools = new Set(list(opt['status-tools']));
+for (const w of statusTools) if (!TOOLS.some((t) => t.id === w)) fail(`unknown tool ${w}`);
 let tools = TOOLS;
 if (opt.tools) {
-  const want = opt.tools.split(',').map((s) => s.trim());
+  const want = list(opt.tools);
   for (const w of want) if (!TOOLS.some((t) => t.id === w)) fail(`unknown tool ${w}`);
   tools = TOOLS.filter((t) => want.includes(t.id));
 }
-const fsList = FS_SETS[opt.fs];
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -235,29 +278,35 @@ async function verify(dir) {
 
 installSignalHandlers((state) => onInterrupt?.(state));
 
-async function setupFs(kind, corpus) {
+async function setupFs(kind) {
   if (kind === 'tmpfs' || kind === 'ext4img') {
     const { mnt, teardown } = mountScratch(kind, cacheDir(), {
       tmpfsSize: opt['tmpfs-size'],
       ext4Size: opt['ext4-size'],
     });
-    say(`${kind} mounted at ${mnt}; copying the source repository into it (untimed)`);
-    await run('cp', ['-a', corpus.repo, path.join(mnt, 'source.git')]);
-    execFileSync('sync');
-    return { kind, root: mnt, source: path.join(mnt, 'source.git'), teardown };
+    say(`${kind} mounted at ${mnt}`);
+    return { kind, root: mnt, copySources: true, teardown };
   }
   const root = path.resolve(opt['disk-dir'] || path.join(cacheDir(), 'work'));
   await fsp.rm(root, { recursive: true, force: true });
   await fsp.mkdir(root, { recursive: true });
   const teardown = addCleanup(() => fs.rmSync(root, { recursive: true, force: true }));
-  let source = corpus.repo;
-  if (fs.statSync(root).dev !== fs.statSync(corpus.repo).dev) {
-    // Clones hardlink only within one filesystem: keep a copy of the source next to the trials.
-    say(`${root} is not on the cache's filesystem; copying the source repository (untimed)`);
-    source = path.join(root, 'source.git');
-    await run('cp', ['-a', corpus.repo, source]);
-  }
-  return { kind, root, source, teardown };
+  // Clones hardlink only within one filesystem: elsewhere, copy the source next to the trials.
+  const copySources = fs.statSync(root).dev !== fs.statSync(cacheDir()).dev;
+  return { kind, root, copySources, teardown };
+}
+
+/** The corpus's source repository on this filesystem: { source, release() }. */
+async function addSource(fsCtx, corpus) {
+  if (!fsCtx.copySources) return { source: corpus.repo, release: async () => {} };
+  const source = path.join(fsCtx.root, `source-${corpus.info.name}.git`);
+  say(
+    `${fsCtx.kind}: copying the ${corpus.info.name} source repository into ${fsCtx.root} (untimed)`,
+  );
+  await fsp.rm(source, { recursive: true, force: true });
+  await run('cp', ['-a', corpus.repo, source]);
+  execFileSync('sync');
+  return { source, release: () => fsp.rm(source, { recursive: true, force: true }) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +315,7 @@ async function setupFs(kind, corpus) {
 let dropCachesWorked = null;
 
 async function oneTrial(tool, fsCtx, round, warm, ctx) {
-  const target = path.join(fsCtx.root, `t-${tool.id}-${warm ? 'w' : ''}${round}`);
+  const target = path.join(fsCtx.root, `t-${ctx.corpus}-${tool.id}-${warm ? 'w' : ''}${round}`);
   try {
     return await trialIn(target, tool, fsCtx, round, warm, ctx);
   } catch (e) {
@@ -274,6 +323,7 @@ async function oneTrial(tool, fsCtx, round, warm, ctx) {
     const w = warm ? { warmup: true } : {};
     return {
       tool: tool.id,
+      corpus: ctx.corpus,
       fs: fsCtx.kind,
       round,
       ...w,
@@ -287,7 +337,7 @@ async function oneTrial(tool, fsCtx, round, warm, ctx) {
 
 async function trialIn(target, tool, fsCtx, round, warm, ctx) {
   await fsp.rm(target, { recursive: true, force: true });
-  await run('git', ['clone', '--no-checkout', '--local', '-q', fsCtx.source, target], {
+  await run('git', ['clone', '--no-checkout', '--local', '-q', ctx.source, target], {
     env: CLEAN_ENV,
   });
   if (fs.existsSync(path.join(target, '.git', 'index'))) throw new Error('clone wrote an index');
@@ -307,6 +357,7 @@ async function trialIn(target, tool, fsCtx, round, warm, ctx) {
   const r = await timedRun(cmd, args, { timeoutMs });
   const trial = {
     tool: tool.id,
+    corpus: ctx.corpus,
     fs: fsCtx.kind,
     round,
     ...(warm ? { warmup: true } : {}),
@@ -325,6 +376,24 @@ async function trialIn(target, tool, fsCtx, round, warm, ctx) {
       trial.error = `unparsable --json output (${firstLine(e)}): ${r.stdout.trim().slice(0, 200)}`;
     }
   }
+  if (trial.ok && ctx.status && statusTools.has(tool.id)) {
+    // The first `git status` after the checkout, in the same worktree, right away: what a user
+    // runs next. git re-hashes the entries that the index leaves racily clean (stamped in the
+    // index's own second) and may rewrite the index; that is part of the figure.
+    const s = await timedRun('git', ['-C', target, 'status', '--porcelain'], { timeoutMs });
+    trial.status = {
+      ok: s.ok,
+      seconds: s.seconds === undefined ? null : +s.seconds.toFixed(4),
+      rssMB: s.rssMB ?? null,
+      cpuSeconds: s.cpuSeconds ?? null,
+    };
+    if (s.ok) {
+      const out = s.stdout.trim();
+      trial.status.clean = out === '';
+      if (out) trial.status.output = out.split('\n').slice(0, 5);
+      trial.withStatusSeconds = +(trial.seconds + trial.status.seconds).toFixed(4);
+    } else trial.status.error = s.error;
+  }
   if (
     trial.ok &&
     (opt.verify === 'all' || (opt.verify === 'first' && !ctx.verified.has(tool.id)))
@@ -339,31 +408,69 @@ async function trialIn(target, tool, fsCtx, round, warm, ctx) {
   return trial;
 }
 
-async function runFs(kind, corpus, ready, allTrials, filesystems, onTrial) {
+async function runFs(kind, corpusList, ready, allTrials, filesystems, onTrial) {
   let fsCtx;
   try {
-    fsCtx = await setupFs(kind, corpus);
+    fsCtx = await setupFs(kind);
   } catch (e) {
     say(`${kind}: skipped — ${e.message}`);
     filesystems.push({ kind, error: e.message });
     return;
   }
   filesystems.push({ kind, ...(await fsFacts(fsCtx.root)) });
+  try {
+    for (const corpus of corpusList) {
+      await runCorpus(fsCtx, corpus, ready, allTrials, onTrial);
+    }
+  } finally {
+    fsCtx.teardown();
+  }
+}
+
+async function runCorpus(fsCtx, corpus, ready, allTrials, onTrial) {
+  const kind = fsCtx.kind;
+  const name = corpus.info.name;
+  let src;
+  try {
+    src = await addSource(fsCtx, corpus);
+  } catch (e) {
+    // Recorded as a failure of every tool, so the corpus's table says why it is empty.
+    say(`${kind} ${name}: skipped — ${firstLine(e)}`);
+    for (const tool of ready) {
+      allTrials.push({
+        tool: tool.id,
+        corpus: name,
+        fs: kind,
+        round: 1,
+        ok: false,
+        skipped: true,
+        error: `harness: ${firstLine(e)}`,
+      });
+    }
+    return;
+  }
   // isomorphic-git wants the branch name; the clone's HEAD is the source's.
   const branch = (
-    await run('git', [`--git-dir=${fsCtx.source}`, 'symbolic-ref', '--short', 'HEAD'])
+    await run('git', [`--git-dir=${src.source}`, 'symbolic-ref', '--short', 'HEAD'])
   ).stdout.trim();
-  const ctx = { branch, verified: new Set() };
+  const ctx = {
+    corpus: name,
+    source: src.source,
+    branch,
+    verified: new Set(),
+    status: statusCorpora.has(name),
+  };
   const failed = new Map();
   try {
     for (let i = 1; i <= warmup + trials; i++) {
       const warm = i <= warmup;
       const round = warm ? i : i - warmup;
-      const name = warm ? `warm-up ${round}/${warmup}` : `round ${round}/${trials}`;
+      const label = warm ? `warm-up ${round}/${warmup}` : `round ${round}/${trials}`;
       for (const tool of ready) {
         if (failed.has(tool.id) && !opt['retry-failed']) {
           allTrials.push({
             tool: tool.id,
+            corpus: name,
             fs: kind,
             round,
             ...(warm ? { warmup: true } : {}),
@@ -379,31 +486,39 @@ async function runFs(kind, corpus, ready, allTrials, filesystems, onTrial) {
         const extra = t.summary
           ? ` [${t.summary.inflater}, pool ${t.summary.pool?.used ? t.summary.pool.workers : 'off'}]`
           : '';
+        const status = t.status
+          ? t.status.ok
+            ? `, + git status ${t.status.seconds.toFixed(3)} s${t.status.clean ? '' : ' (not clean!)'}`
+            : `, git status FAILED: ${t.status.error}`
+          : '';
         say(
-          `${kind} ${name} ${tool.id.padEnd(22)} ` +
+          `${kind} ${name} ${label} ${tool.id.padEnd(22)} ` +
             (t.ok
-              ? `${t.seconds.toFixed(3)} s, ${t.rssMB} MB${extra}${t.verify ? ' (verified)' : ''}`
+              ? `${t.seconds.toFixed(3)} s, ${t.rssMB} MB${extra}${status}` +
+                (t.verify ? ' (verified)' : '')
               : `FAILED: ${t.error}`),
         );
-        if (!t.ok && !failed.has(tool.id)) failed.set(tool.id, name);
+        if (!t.ok && !failed.has(tool.id)) failed.set(tool.id, label);
       }
     }
   } finally {
-    fsCtx.teardown();
+    await src.release();
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Summary, table, chart
 
-function summarize(allTrials, ready, fsKinds) {
+/** summary[fs] for one corpus's trials. */
+function summarize(allTrials, ready, corpusName, fsKinds) {
   const out = {};
+  const mine = allTrials.filter((t) => t.corpus === corpusName);
   for (const kind of fsKinds) {
     const per = {};
     for (const tool of ready) {
       // Warm-up trials count for failures, not for times.
-      const ts = allTrials.filter((t) => t.fs === kind && t.tool === tool.id && !t.warmup);
-      const warmFailed = allTrials.filter(
+      const ts = mine.filter((t) => t.fs === kind && t.tool === tool.id && !t.warmup);
+      const warmFailed = mine.filter(
         (t) => t.fs === kind && t.tool === tool.id && t.warmup && !t.ok,
       );
       const good = ts.filter((t) => t.ok);
@@ -443,10 +558,34 @@ function summarize(allTrials, ready, fsKinds) {
             ),
           };
         }
+        const st = good.filter((t) => t.status);
+        if (st.length) {
+          const fine = st.filter((t) => t.status.ok && t.status.clean);
+          s.status = {
+            trials: st.length,
+            ok: fine.length,
+            // Only when every good checkout was followed by a clean status: comparable figures.
+            valid: s.valid && fine.length === good.length,
+          };
+          if (fine.length) {
+            s.status.median = +median(fine.map((t) => t.status.seconds)).toFixed(4);
+            s.status.withCheckoutMedian = +median(fine.map((t) => t.withStatusSeconds)).toFixed(4);
+            const bad = st.filter((t) => !(t.status.ok && t.status.clean));
+            if (bad.length) {
+              s.status.errors = [
+                ...new Set(bad.map((t) => t.status.error || `not clean: ${t.status.output}`)),
+              ];
+            }
+          }
+        }
       }
       per[tool.id] = s;
     }
     const med = (id) => (per[id]?.valid ? per[id].median : null);
+    const withStatus = (id) => (per[id]?.status?.valid ? per[id].status.withCheckoutMedian : null);
+    const gitBestWs = [withStatus('git-w1'), withStatus('git-w2')].filter((x) => x !== null);
+    const gitBestWithStatus = gitBestWs.length === 2 ? Math.min(...gitBestWs) : null;
+    const statusIds = ready.filter((t) => per[t.id]?.status).map((t) => t.id);
     const gitBest = [med('git-w1'), med('git-w2')].filter((x) => x !== null);
     const ratios = {};
     for (const a of ready) {
@@ -480,6 +619,19 @@ function summarize(allTrials, ready, fsKinds) {
         pass: accept === null ? null : accept <= 1.0,
       },
     };
+    if (statusIds.length) {
+      const v = (id) =>
+        gitBestWithStatus !== null && withStatus(id) !== null
+          ? +(withStatus(id) / gitBestWithStatus).toFixed(3)
+          : null;
+      out[kind].withStatus = {
+        figure:
+          'median(checkout + first git status --porcelain) of pcheckout / min(the same of git-w1, git-w2)',
+        gitBestMedian: gitBestWithStatus,
+        vsGitBest: Object.fromEntries(statusIds.map((id) => [id, v(id)])),
+        value: v('pcheckout'),
+      };
+    }
   }
   return out;
 }
@@ -492,8 +644,20 @@ function printSummary(summary, ready, corpusInfo) {
       `== ${kind}: ${corpusInfo.name} corpus, ${corpusInfo.entries.toLocaleString('en')} entries, ` +
         `${trials} timed trial(s) per tool after ${warmup} warm-up, seconds ==`,
     );
+    const ws = s.withStatus;
     const rows = [
-      ['tool', 'median', 'min', 'max', 'RSS MB', 'CPU s', 'sys s', 'vs git best', 'ok'],
+      [
+        'tool',
+        'median',
+        'min',
+        'max',
+        'RSS MB',
+        'CPU s',
+        'sys s',
+        'vs git best',
+        'ok',
+        ...(ws ? ['git status', '+ status', 'vs git'] : []),
+      ],
     ];
     for (const t of ready) {
       const x = s.tools[t.id];
@@ -507,14 +671,26 @@ function printSummary(summary, ready, corpusInfo) {
         fmt(x.sysSecondsMedian, 2),
         x.valid ? fmt(s.vsGitBest[t.id], 2) : 'excluded',
         `${x.ok}/${x.trials}`,
+        ...(ws
+          ? [
+              fmt(x.status?.median),
+              fmt(x.status?.withCheckoutMedian),
+              x.status ? (x.status.valid ? fmt(ws.vsGitBest[t.id], 2) : 'excluded') : '',
+            ]
+          : []),
       ]);
     }
-    lines.push(table(rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
+    lines.push(table(rows, ['l', ...rows[0].slice(1).map(() => 'r')]));
     const a = s.acceptance;
     lines.push(
       `acceptance  pcheckout / min(git-w1, git-w2) = ${fmt(a.value, 3)}` +
         (a.pass === null ? ' (not available)' : a.pass ? '  PASS (≤ 1.0)' : '  FAIL (> 1.0)'),
     );
+    if (ws) {
+      lines.push(
+        `checkout + first git status  pcheckout / min(git-w1, git-w2) = ${fmt(ws.value, 3)}`,
+      );
+    }
     const valid = ready.filter((t) => s.tools[t.id].valid);
     if (valid.length > 1) {
       lines.push('ratios of medians (row / column):');
@@ -534,14 +710,20 @@ function printSummary(summary, ready, corpusInfo) {
     for (const t of ready) {
       const x = s.tools[t.id];
       if (x.errors) lines.push(`${t.id} FAILED: ${x.errors.join(' ; ')}`);
+      if (x.status?.errors) lines.push(`${t.id} git status: ${x.status.errors.join(' ; ')}`);
     }
   }
-  lines.push('');
+  console.log(lines.join('\n'));
+}
+
+function printFootnote() {
+  const lines = [''];
   lines.push(
     'Wall time: parent hrtime around the child (includes process start-up). Peak RSS: ru_maxrss ' +
       'from time(1) = the largest single process in the tree; for git with workers that is the ' +
       'biggest of the main process and its checkout--worker processes, not their sum. CPU: user+sys ' +
-      '(sys: the kernel part) of the tree; medians.',
+      '(sys: the kernel part) of the tree; medians. git status: `git status --porcelain` right ' +
+      'after the checkout in its worktree, + status: the two added, per trial.',
   );
   console.log(lines.join('\n'));
 }
@@ -666,6 +848,7 @@ async function machineFacts(ready) {
       fs.readFileSync(path.join(HERE, 'node_modules', 'isomorphic-git', 'package.json'), 'utf8'),
     ).version;
   } catch {}
+  const esgitv = await tryRun('node', [ESGIT_PEER, '--version']);
   let pcheckoutVersion = null;
   try {
     pcheckoutVersion = JSON.parse(fs.readFileSync(path.join(MAIN, 'package.json'), 'utf8')).version;
@@ -682,6 +865,7 @@ async function machineFacts(ready) {
     python: await tryRun(PYTHON, ['--version']),
     pygit2: pyv ? JSON.parse(pyv) : null,
     isomorphicGit: isogitVersion,
+    esGit: esgitv ? JSON.parse(esgitv) : null,
     pcheckout: {
       version: pcheckoutVersion,
       cli: PCHECKOUT_CLI,
@@ -707,11 +891,24 @@ async function main() {
   const startedAt = new Date();
   if (!ensureTime()) fail(`${TIME} is required for peak RSS: apt-get install time`);
 
-  const corpus = await ensureCorpus(opt.corpus);
-  say(
-    `corpus ${opt.corpus}: ${corpus.info.entries} entries, HEAD ${corpus.info.head.slice(0, 12)}, ` +
-      `pack ${(corpus.info.packSizeBytes / 2 ** 20).toFixed(1)} MiB (${corpus.repo})`,
-  );
+  // Every corpus built (or found in the cache) before any trial, so no build runs between them.
+  const corpusList = [];
+  const corpusErrors = {};
+  for (const name of corpora) {
+    try {
+      const corpus = await ensureCorpus(name);
+      corpusList.push(corpus);
+      say(
+        `corpus ${name}: ${corpus.info.entries} entries, HEAD ${corpus.info.head.slice(0, 12)}, ` +
+          `pack ${(corpus.info.packSizeBytes / 2 ** 20).toFixed(1)} MiB (${corpus.repo})`,
+      );
+    } catch (e) {
+      if (corpora.length === 1) throw e;
+      corpusErrors[name] = firstLine(e);
+      say(`corpus ${name}: not run — ${firstLine(e)}`);
+    }
+  }
+  if (!corpusList.length) fail('no corpus can be built');
 
   const toolInfo = [];
   const ready = [];
@@ -729,66 +926,116 @@ async function main() {
   const jsonFile = path.resolve(
     opt.json || path.join(HERE, 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`),
   );
-  const svgFile = jsonFile.replace(/\.json$/, '') + '.svg';
+  // One chart per corpus: <json>.svg for a single corpus (as before), <json>-<corpus>.svg else.
+  const svgFile = (name) =>
+    jsonFile.replace(/\.json$/, '') + (corpusList.length > 1 ? `-${name}` : '') + '.svg';
   fs.mkdirSync(path.dirname(jsonFile), { recursive: true });
 
   // Written after every trial (state: running), so an interrupted or crashed run keeps its data.
   const save = (state) => {
-    const kinds = filesystems
-      .filter((f) => !f.error && allTrials.some((t) => t.fs === f.kind && !t.warmup))
-      .map((f) => f.kind);
-    const summary = summarize(allTrials, ready, kinds);
+    const summary = {};
+    for (const c of corpusList) {
+      const name = c.info.name;
+      const kinds = filesystems
+        .filter(
+          (f) =>
+            !f.error && allTrials.some((t) => t.corpus === name && t.fs === f.kind && !t.warmup),
+        )
+        .map((f) => f.kind);
+      if (kinds.length) summary[name] = summarize(allTrials, ready, name, kinds);
+    }
     const result = {
-      schema: 1,
+      schema: 2,
       state,
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       argv: process.argv.slice(2),
       options: {
-        corpus: opt.corpus,
+        corpora: corpusList.map((c) => c.info.name),
         trials,
         warmup,
         fs: fsList,
         timeoutSeconds: timeoutMs / 1000,
         verify: opt.verify,
         retryFailed: opt['retry-failed'],
+        statusCorpora: [...statusCorpora],
+        statusTools: [...statusTools],
         tmpfsSize: opt['tmpfs-size'],
         syncBeforeDiskTrials: true,
         ext4Size: opt['ext4-size'],
         dropCaches: opt['drop-caches'] ? dropCachesWorked : false,
-        order: 'round-robin over tools within each round; filesystems one after the other',
+        order:
+          'round-robin over tools within each round; corpora one after the other on each ' +
+          'filesystem; filesystems one after the other',
         gitCommand: 'git -c checkout.workers=N read-tree -u --reset HEAD',
+        statusCommand: 'git status --porcelain (right after the checkout, same worktree)',
       },
       machine,
-      corpus: corpus.info,
+      // Keyed by corpus name; trials carry { corpus, fs }, summary is summary[corpus][fs].
+      corpora: Object.fromEntries(corpusList.map((c) => [c.info.name, c.info])),
+      ...(Object.keys(corpusErrors).length ? { corpusErrors } : {}),
       filesystems,
       tools: toolInfo,
       trials: allTrials,
       summary,
     };
     fs.writeFileSync(jsonFile, JSON.stringify(result, null, 2) + '\n');
-    fs.writeFileSync(
-      svgFile,
-      chartSvg(
-        summary,
-        ready,
-        `Fresh checkout of ${opt.corpus} (${corpus.info.entries.toLocaleString('en')} entries)` +
-          (state === 'done' ? '' : ` — ${state}`),
-        `${machine.cores} cores, ${machine.kernel.split(' ').slice(0, 2).join(' ')}, ` +
-          `${machine.git}, node ${machine.node}; median of ${trials}`,
-      ),
-    );
+    for (const c of corpusList) {
+      const name = c.info.name;
+      if (!summary[name]) continue;
+      fs.writeFileSync(
+        svgFile(name),
+        chartSvg(
+          summary[name],
+          ready,
+          `Fresh checkout of ${name} (${c.info.entries.toLocaleString('en')} entries)` +
+            (state === 'done' ? '' : ` — ${state}`),
+          `${machine.cores} cores, ${machine.kernel.split(' ').slice(0, 2).join(' ')}, ` +
+            `${machine.git}, node ${machine.node}; median of ${trials}`,
+        ),
+      );
+    }
     return summary;
   };
   onInterrupt = (state) => save(state);
 
   for (const kind of fsList) {
-    await runFs(kind, corpus, ready, allTrials, filesystems, () => save('running'));
+    await runFs(kind, corpusList, ready, allTrials, filesystems, () => save('running'));
   }
   const summary = save('done');
-  printSummary(summary, ready, corpus.info);
+  for (const c of corpusList) {
+    if (summary[c.info.name]) printSummary(summary[c.info.name], ready, c.info);
+  }
+  if (corpusList.length > 1) {
+    // One line per corpus and filesystem: the figures to compare across sizes.
+    const rows = [
+      ['corpus', 'entries', 'fs', 'pcheckout s', 'git best s', 'acceptance', '+ status'],
+    ];
+    for (const c of corpusList) {
+      for (const [kind, s] of Object.entries(summary[c.info.name] || {})) {
+        rows.push([
+          c.info.name,
+          c.info.entries.toLocaleString('en'),
+          kind,
+          fmt(s.tools.pcheckout?.median),
+          fmt(s.gitBestMedian),
+          fmt(s.acceptance.value, 3),
+          s.withStatus ? fmt(s.withStatus.value, 3) : '',
+        ]);
+      }
+    }
+    console.log(`\n== all corpora: pcheckout / min(git-w1, git-w2) ==`);
+    console.log(table(rows, ['l', 'r', 'l', 'r', 'r', 'r', 'r']));
+  }
+  printFootnote();
   for (const t of toolInfo.filter((x) => !x.available)) console.log(`${t.id} NOT RUN: ${t.reason}`);
-  console.log(`\nraw trials + summary: ${jsonFile}\nchart: ${svgFile}`);
+  for (const [n, e] of Object.entries(corpusErrors)) console.log(`corpus ${n} NOT RUN: ${e}`);
+  const rel = path.relative(process.cwd(), jsonFile);
+  console.log(
+    `\nraw trials + summary: ${jsonFile}\nchart${corpusList.length > 1 ? 's' : ''}: ` +
+      corpusList.map((c) => svgFile(c.info.name)).join(', ') +
+      `\nmarkdown tables: node tables.mjs ${rel.startsWith('..') ? jsonFile : rel}`,
+  );
 }
 
 main().catch((e) => {
