@@ -359,6 +359,12 @@ export function checkAddon(addon: Addon, where: string): void {
 }
 
 let cached: Addon | undefined;
+let loadMs: number | null = null;
+
+/** How long loading the addon took in this process (dlopen and checks), or null if not yet. */
+export function addonLoadMs(): number | null {
+  return loadMs;
+}
 
 /** Why the dynamic loader refused an addon file, in words that say what to do. */
 export function explainLoadError(err: unknown): string {
@@ -393,6 +399,7 @@ export function explainLoadError(err: unknown): string {
  */
 export function loadAddon(): Addon {
   if (cached) return cached;
+  const started = performance.now();
   if (process.platform !== 'linux') {
     throw new PcheckoutError(
       'ERR_ADDON_LOAD',
@@ -426,6 +433,7 @@ export function loadAddon(): Addon {
     }
     checkAddon(loaded, candidate);
     cached = loaded;
+    loadMs = Math.round((performance.now() - started) * 10) / 10;
     return cached;
   }
   const advice =

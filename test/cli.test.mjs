@@ -67,6 +67,9 @@ describe('cli', () => {
     const oracle = assertMatchesGit(dir, repo);
     assertSummary(summary, oracle);
     assert.equal(summary.ref, 'refs/heads/main');
+    // Start-up, phase by phase: Node's bootstrap, our modules, the addon (loaded by then).
+    const { nodeMs, modulesMs, addonMs } = summary.startup;
+    for (const ms of [nodeMs, modulesMs, addonMs]) assert.ok(ms > 0 && ms < 10_000, `${ms} ms`);
   });
 
   test('--workers 2 --threshold 0 --json <repo> <branch>', () => {
