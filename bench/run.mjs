@@ -129,6 +129,8 @@ function pcheckoutTool(id, extra) {
 const TOOLS = [
   pcheckoutTool('pcheckout', []),
   pcheckoutTool('pcheckout-w1', ['--workers', '1']),
+  // The mission's own call on these 2 cores: memory must stay bounded by one budget.
+  pcheckoutTool('pcheckout-w16', ['--workers', '16']),
   gitTool('git-w1', 1),
   gitTool('git-w2', 2),
   gitTool('git-auto', 0),

@@ -91,6 +91,7 @@ function toolLabel(id) {
     {
       pcheckout: 'pcheckout',
       'pcheckout-w1': 'pcheckout `--workers 1`',
+      'pcheckout-w16': 'pcheckout `--workers 16`',
       'git-w1': 'git `checkout.workers=1`',
       'git-w2': 'git `checkout.workers=2`',
       'git-auto': 'git `checkout.workers=0` (auto)',
