@@ -615,20 +615,20 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     auto out = Napi::Float64Array::New(env, n * 4);
     pc::Odb& db = odb(env);
     try {
-      for (size_t i : db.pack_order(ids.Data(), n)) {
-        pc::Location loc;
-        int type = 0;
-        uint64_t size = 0;
+      std::vector<pc::Odb::InfoRow> rows(n);
+      db.info_many(ids.Data(), n, rows.data());
+      for (size_t i = 0; i < n; i++) {
         double* row = out.Data() + i * 4;
-        if (!db.info(ids.Data() + i * 20, &loc, &type, &size)) {
+        const pc::Odb::InfoRow& r = rows[i];
+        if (!r.found) {
           row[0] = -2;
           row[1] = row[2] = row[3] = 0;
           continue;
         }
-        row[0] = loc.pack;
-        row[1] = static_cast<double>(loc.offset);
-        row[2] = static_cast<double>(size);
-        row[3] = type;
+        row[0] = r.loc.pack;
+        row[1] = static_cast<double>(r.loc.offset);
+        row[2] = static_cast<double>(r.size);
+        row[3] = r.type;
       }
     } catch (const pc::Error& e) {
       throw_native(env, e);

@@ -245,25 +245,39 @@ void Odb::inflate_to(Pack& pack, const PackEntry& e, uint64_t offset, uint8_t* o
   if (!ok) throw Error(Code::CorruptPack, at(pack, offset) + ": corrupt zlib data");
 }
 
-std::vector<size_t> Odb::pack_order(const uint8_t* ids, size_t n) {
+void Odb::info_many(const uint8_t* ids, size_t n, InfoRow* rows) {
   struct Key {
-    uint64_t pack;  // loose and missing: past every pack
+    uint64_t pack;  // not in a pack (loose, missing): past every pack
     uint64_t offset;
     size_t pos;
   };
   std::vector<Key> keys(n);
   for (size_t i = 0; i < n; i++) {
     Location loc;
-    bool found = find_in_packs(ids + i * 20, &loc);  // loose ones are not looked for twice
+    bool found = find_in_packs(ids + i * 20, &loc);  // loose ones are looked for once, below
     keys[i] = Key{found ? static_cast<uint64_t>(loc.pack) : UINT64_MAX, found ? loc.offset : 0, i};
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     if (a.pack != b.pack) return a.pack < b.pack;
     return a.offset != b.offset ? a.offset < b.offset : a.pos < b.pos;
   });
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; i++) order[i] = keys[i].pos;
-  return order;
+  for (const Key& k : keys) {
+    const uint8_t* oid = ids + k.pos * 20;
+    InfoRow& row = rows[k.pos];
+    row = InfoRow{};
+    if (k.pack != UINT64_MAX && !is_bad(oid, static_cast<int>(k.pack))) {
+      Location loc{static_cast<int>(k.pack), k.offset, {}};
+      try {
+        info_at(oid, loc, &row.type, &row.size);
+        row.found = true;
+        row.loc = loc;
+        continue;
+      } catch (const Error&) {
+        // Damaged: info() below marks this copy and moves on to another, as every read does.
+      }
+    }
+    row.found = info(oid, &row.loc, &row.type, &row.size);
+  }
 }
 
 void Odb::release_cache() {

@@ -67,9 +67,15 @@ class Odb {
   // Type and inflated size without inflating the object (for deltas, the size read from the
   // delta header). Returns false if the object does not exist.
   bool info(const uint8_t* oid, Location* loc, int* type, uint64_t* size);
-  // The positions of n 20-byte ids in the order their first copies lie in the packs (loose
-  // and missing ones last), so that looking them all up reads each pack front to back.
-  std::vector<size_t> pack_order(const uint8_t* ids, size_t n);
+  // info() for n 20-byte ids at once, into rows[0..n): looked up in the order their copies lie
+  // in the packs, so that reading their headers goes through each pack front to back.
+  struct InfoRow {
+    bool found = false;
+    Location loc;
+    int type = 0;
+    uint64_t size = 0;
+  };
+  void info_many(const uint8_t* ids, size_t n, InfoRow* rows);
   // 0 = none, 1 = unique (copied to out), 2 = ambiguous.
   int resolve_prefix(const OidPrefix& prefix, uint8_t* out);
   // A stream for a whole object, or nullptr if it is stored as a delta (then use read()).
