@@ -70,6 +70,13 @@ uint64_t PackIndex::offset_at(uint32_t i) const {
 
 bool PackIndex::find(const uint8_t* oid, uint64_t* offset) const {
   uint32_t lo = oid[0] == 0 ? 0 : fanout(oid[0] - 1), hi = fanout(oid[0]);
+  // Compares entry k with oid (into c); true, with the offset set, when it is the one.
+  int c = 0;
+  auto hit = [&](uint32_t k) {
+    c = std::memcmp(oid_at(k), oid, 20);
+    if (c == 0) *offset = offset_at(k);
+    return c == 0;
+  };
   // Object ids are uniformly spread: the next four bytes say about where in the bucket this
   // one sits. Two probes around that guess narrow [lo, hi) to a small window (each probe keeps
   // the invariant that a match lies inside it), then the binary search finishes there: about
@@ -78,22 +85,14 @@ bool PackIndex::find(const uint8_t* oid, uint64_t* offset) const {
   if (hi - lo > 4 * kWindow) {
     uint32_t guess = lo + static_cast<uint32_t>((uint64_t{hi - lo} * be32(oid + 1)) >> 32);
     uint32_t a = guess - lo > kWindow ? guess - kWindow : lo;
-    int c = std::memcmp(oid_at(a), oid, 20);
-    if (c == 0) {
-      *offset = offset_at(a);
-      return true;
-    }
+    if (hit(a)) return true;
     if (c > 0) {
       hi = a;
     } else {
       lo = a + 1;
       uint32_t b = hi - guess > kWindow + 1 ? guess + kWindow : hi - 1;
       if (b >= lo) {
-        c = std::memcmp(oid_at(b), oid, 20);
-        if (c == 0) {
-          *offset = offset_at(b);
-          return true;
-        }
+        if (hit(b)) return true;
         if (c < 0)
           lo = b + 1;
         else
@@ -103,11 +102,7 @@ bool PackIndex::find(const uint8_t* oid, uint64_t* offset) const {
   }
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    int c = std::memcmp(oid_at(mid), oid, 20);
-    if (c == 0) {
-      *offset = offset_at(mid);
-      return true;
-    }
+    if (hit(mid)) return true;
     if (c < 0)
       lo = mid + 1;
     else

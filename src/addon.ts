@@ -169,6 +169,22 @@ export interface NativeWorktree {
 }
 
 /** A sorted path list as the native join reads it: path k is paths[starts[k], starts[k+1] - 1). */
+/**
+ * The union of the paths of the current index (I), the tree HEAD points at (H) and the target
+ * tree (M), in index order: one row per path with the position of the path in each list (-1
+ * where it is absent). Unmerged index entries (stages 1–3) collapse into one row.
+ */
+export interface NativeRows {
+  count: number;
+  i: Int32Array;
+  h: Int32Array;
+  m: Int32Array;
+  /** 1 where the index has the path only as unmerged stages. */
+  unmerged: Uint8Array;
+  /** Per row, layout.sameEntry bits: which of its entries have the same mode and id. */
+  same: Uint8Array;
+}
+
 export interface NativePathList {
   paths: Buffer;
   starts: Uint32Array;
@@ -207,15 +223,7 @@ export interface Addon {
     stages: Uint8Array | null,
     head: NativePathList | null,
     target: NativePathList | null,
-  ): {
-    count: number;
-    i: Int32Array;
-    h: Int32Array;
-    m: Int32Array;
-    unmerged: Uint8Array;
-    /** Per row, layout.sameEntry bits: which of its entries have the same mode and id. */
-    same: Uint8Array;
-  };
+  ): NativeRows;
   /** inotify's event bits, as the kernel headers the addon was built with define them. */
   watchFlags: { isDir: number; ignored: number; deleteSelf: number; moveSelf: number };
   statFiles(req: NativeStatRequest): NativeStatResult;

@@ -1,21 +1,8 @@
-import { EXPECTED_LAYOUT, loadAddon } from '../addon.js';
+import { EXPECTED_LAYOUT, loadAddon, type NativeRows } from '../addon.js';
 import type { EntryList } from './entries.js';
 
-/**
- * The union of the paths of the current index (I), the tree HEAD points at (H) and the target
- * tree (M), in index order: one row per path with the position of the path in each list (-1
- * where it is absent). Unmerged index entries (stages 1–3) collapse into one row.
- */
-export interface Rows {
-  count: number;
-  i: Int32Array;
-  h: Int32Array;
-  m: Int32Array;
-  /** 1 where the index has the path only as unmerged stages. */
-  unmerged: Uint8Array;
-  /** Per row, which of its entries have the same mode and id (SAME_IM, SAME_IH, SAME_HM). */
-  same: Uint8Array;
-}
+/** The planner's join (its layout is the addon's: see NativeRows). */
+export type Rows = NativeRows;
 
 /** Bits of Rows.same: index and target, index and HEAD, HEAD and target are the same. */
 export const SAME_IM = EXPECTED_LAYOUT.sameEntry.indexTarget;
