@@ -24,7 +24,6 @@ class BaseCache {
   // A base larger than half the budget is not kept: it would evict everything useful.
   void put(uint32_t pack, uint64_t offset, const Object& obj);
   void clear();
-  size_t budget() const { return budget_; }
 
  private:
   struct Key {
