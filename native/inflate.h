@@ -31,7 +31,9 @@ class Inflater {
   long inflate_prefix(const uint8_t* src, size_t avail, uint8_t* out, size_t cap);
 
  private:
-  void* libdeflate_ = nullptr;
+#ifdef PCHECKOUT_LIBDEFLATE
+  void* libdeflate_ = nullptr;  // its decompressor
+#endif
   z_stream prefix_zs_{};
   bool prefix_ready_ = false;
 };

@@ -62,7 +62,7 @@ link() {  # <target> <harness source> <native objects...>
 }
 odb=(common mapped_file pack_index pack delta inflate base_cache decode_stats odb)
 link pack_index "$root/fuzz/pack_index.cc" common mapped_file pack_index
-link pack_entry "$root/fuzz/pack_entry.cc" common mapped_file pack_index pack
+link pack_entry "$root/fuzz/pack_entry.cc" common mapped_file pack_index pack base_cache
 link pack_read "$root/fuzz/pack_read.cc" "${odb[@]}"
 link delta "$root/fuzz/delta.cc" common delta
 link inflate "$root/fuzz/inflate.cc" inflate
