@@ -235,6 +235,36 @@ git(repo, ['reset', '-q', '--hard']);
 git(repo, ['sparse-checkout', 'set', '--cone', '--sparse-index', 'dir']);
 save('index_entries', 'v3-sparse', indexFile());
 
+// Cache-trees: git's own after a checkout, one with directories marked not valid, and the
+// index's paths after the separator (the first byte of a line picks stage and flags).
+const treeExt = () => {
+  const d = indexFile();
+  const at = d.lastIndexOf('TREE');
+  return d.subarray(at + 8, at + 8 + d.readUInt32BE(at + 4));
+};
+const indexPaths = () =>
+  gitText(repo, ['ls-files', '-z'])
+    .split('\0')
+    .filter(Boolean)
+    .map((p) => `0${p}`)
+    .join('\n');
+git(repo, ['sparse-checkout', 'disable']);
+git(repo, ['update-index', '--index-version', '2']);
+git(repo, ['read-tree', 'HEAD']);
+save(
+  'cache_tree',
+  'valid',
+  Buffer.concat([treeExt(), Buffer.from('\n--index--\n'), Buffer.from(indexPaths())]),
+);
+write('dir/staged.txt', 'staged\n');
+git(repo, ['add', 'dir/staged.txt']);
+save(
+  'cache_tree',
+  'invalidated',
+  Buffer.concat([treeExt(), Buffer.from('\n--index--\n'), Buffer.from(indexPaths())]),
+);
+git(repo, ['reset', '-q', '--hard']);
+
 // Paths for the rules: what git refuses and what it accepts.
 const names = [
   '.git',

@@ -12,10 +12,13 @@
 #include "common.h"
 #include "convert.h"
 #include "index_entries.h"
+#include "cache_tree.h"
+#include "index_lender.h"
 #include "mapped_file.h"
 #include "inflate.h"
 #include "beneath.h"
 #include "binding_util.h"
+#include "binding_index.h"
 #include "binding_rows.h"
 #include "binding_watch.h"
 #include "binding_worktree.h"
@@ -506,6 +509,29 @@ class WriteWorker : public Napi::AsyncWorker {
   std::string code_;
 };
 
+// A walk's directories for JS (see walkTree).
+Napi::Object dirs_to_js(Napi::Env env, const std::vector<pc::WalkDir>& dirs) {
+  std::string paths;
+  std::string oids;
+  oids.reserve(20 * dirs.size());
+  auto ranges = Napi::Uint32Array::New(env, 3 * dirs.size());
+  for (size_t j = 0; j < dirs.size(); j++) {
+    const pc::WalkDir& d = dirs[j];
+    paths.append(d.path);
+    paths.push_back('\0');
+    oids.append(d.oid);
+    ranges[3 * j] = static_cast<uint32_t>(d.entry_begin);
+    ranges[3 * j + 1] = static_cast<uint32_t>(d.entry_end);
+    ranges[3 * j + 2] = d.subtrees;
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("count", Napi::Number::New(env, static_cast<double>(dirs.size())));
+  out.Set("paths", copy_buffer(env, paths.data(), paths.size()));
+  out.Set("oids", copy_buffer(env, oids.data(), oids.size()));
+  out.Set("ranges", ranges);
+  return out;
+}
+
 class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -513,6 +539,7 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
                        {
                            InstanceMethod<&OdbWrap::Read>("read"),
                            InstanceMethod<&OdbWrap::WalkTree>("walkTree"),
+                           InstanceMethod<&OdbWrap::LendIndex>("lendIndex"),
                            InstanceMethod<&OdbWrap::Info>("info"),
                            InstanceMethod<&OdbWrap::ResolvePrefix>("resolvePrefix"),
                            InstanceMethod<&OdbWrap::WriteFiles>("writeFiles"),
@@ -577,17 +604,20 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     }
   }
 
-  // walkTree(oid, protect, keep?): with keep, the walk is kept for the next walks on this
-  // reader (until releaseCache), which copy the subtrees it shares with them.
+  // walkTree(oid, protect, keep?) -> { count, paths, starts, oids, modes, dirs }: with keep, the walk is
+  // kept for the next walks on this reader (until releaseCache), which copy the subtrees it
+  // shares with them, as they copy those the index lent (lendIndex). dirs: every directory, in
+  // pre-order: { count, paths (each with its final '/' and a NUL), oids, ranges (entry begin,
+  // entry end, subtrees: three words per directory) }.
   Napi::Value WalkTree(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const uint8_t* oid = oid_arg(info[0], env);
     pc::PathProtection protect = protection_arg(env, info[1]);
     const bool keep = info.Length() > 2 && info[2].ToBoolean().Value();
     pc::FlatTree tree;
-    std::unique_ptr<pc::WalkMemo> record = keep ? std::make_unique<pc::WalkMemo>() : nullptr;
+    std::vector<pc::WalkDir> dirs;
     try {
-      pc::walk_tree(odb(env), oid, protect, &tree, memo_.get(), record.get());
+      pc::walk_tree(odb(env), oid, protect, &tree, &dirs, {memo_.get(), lender_.get()});
     } catch (const pc::Error& e) {
       throw_native(env, e);
     }
@@ -598,11 +628,55 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     auto modes = Napi::Uint32Array::New(env, tree.count);
     if (tree.count > 0) std::memcpy(modes.Data(), tree.modes.data(), tree.count * 4);
     out.Set("modes", modes);
+    // Where each path starts, so that JS need not look for the NULs.
+    auto starts = Napi::Uint32Array::New(env, tree.count + 1);
+    size_t at = 0;
+    for (size_t i = 0; i < tree.count; i++) {
+      starts[i] = static_cast<uint32_t>(at);
+      at += std::strlen(tree.paths.data() + at) + 1;
+    }
+    starts[tree.count] = static_cast<uint32_t>(at);
+    out.Set("starts", starts);
+    out.Set("dirs", dirs_to_js(env, dirs));
     if (keep) {
-      record->tree = std::move(tree);
+      auto record = std::make_unique<pc::WalkMemo>();
+      pc::keep_walk(std::move(tree), std::move(dirs), protect, record.get());
       memo_ = std::move(record);
     }
     return out;
+  }
+
+  // lendIndex(index, stages, extFlags, cacheTree: Buffer, protect) -> directories lent: the
+  // index's entries under the directories its cache-tree (the TREE extension's data) names, for
+  // later walks on this reader until releaseCache (see index_lender.h). The index's arrays are
+  // held, not copied, until then. The caller has checked its paths under `protect`.
+  Napi::Value LendIndex(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    odb(env);
+    lender_.reset();
+    lender_refs_.clear();
+    pc::PathList index = pc::binding::path_list_arg(env, info[0], "index");
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+        info[1].As<Napi::Uint8Array>().ElementLength() < index.count)
+      throw_arg(env, "stages must be a Uint8Array, one per entry");
+    if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array ||
+        info[2].As<Napi::Uint16Array>().ElementLength() < index.count)
+      throw_arg(env, "extFlags must be a Uint16Array, one per entry");
+    if (!info[3].IsBuffer()) throw_arg(env, "cacheTree must be a Buffer");
+    auto data = info[3].As<Napi::Buffer<uint8_t>>();
+    std::vector<pc::CacheTreeDir> dirs;
+    if (!pc::parse_cache_tree(data.Data(), data.Length(), &dirs)) return Napi::Number::New(env, 0);
+    auto lender = std::make_unique<pc::WalkMemo>();
+    size_t lent = pc::lend_index(index, info[1].As<Napi::Uint8Array>().Data(),
+                                 info[2].As<Napi::Uint16Array>().Data(), dirs,
+                                 protection_arg(env, info[4]), lender.get());
+    if (lent > 0) {
+      Napi::Object list = info[0].As<Napi::Object>();
+      for (const char* key : {"paths", "modes", "oids"})
+        lender_refs_.push_back(Napi::Persistent(list.Get(key).As<Napi::Object>()));
+      lender_ = std::move(lender);
+    }
+    return Napi::Number::New(env, static_cast<double>(lent));
   }
 
   // For each 20-byte id: [pack (-1 loose, -2 missing), offset, inflated size, type].
@@ -688,6 +762,8 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
   Napi::Value ReleaseCache(const Napi::CallbackInfo& info) {
     odb(info.Env()).release_cache();
     memo_.reset();
+    lender_.reset();
+    lender_refs_.clear();
     return info.Env().Undefined();
   }
 
@@ -695,11 +771,15 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     if (busy_) throw_arg(info.Env(), "the object database is busy writing");
     odb_.reset();
     memo_.reset();
+    lender_.reset();
+    lender_refs_.clear();
     return info.Env().Undefined();
   }
 
   std::unique_ptr<pc::Odb> odb_;
-  std::unique_ptr<pc::WalkMemo> memo_;  // the last walk kept (walkTree's `keep`)
+  std::unique_ptr<pc::WalkMemo> memo_;    // the last walk kept (walkTree's `keep`)
+  std::unique_ptr<pc::WalkMemo> lender_;  // the index, by its cache-tree (lendIndex)
+  std::vector<Napi::ObjectReference> lender_refs_;  // the arrays lender_ points into
   bool busy_ = false;
 };
 
@@ -977,6 +1057,9 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::SyncFs>("syncFilesystem", napi_enumerable),
                              InstanceMethod<&Addon::Fsync>("fsyncPaths", napi_enumerable),
                              InstanceMethod<&Addon::Rows>("joinRows", napi_enumerable),
+                             InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
+                             InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
+                                                                   napi_enumerable),
                              InstanceMethod<&Addon::ToWorktree>("convertToWorktree",
                                                                 napi_enumerable),
                              InstanceMethod<&Addon::ToGit>("convertToGit", napi_enumerable),
@@ -996,6 +1079,10 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value Fsync(const Napi::CallbackInfo& info) { return FsyncPaths(info); }
   Napi::Value ToWorktree(const Napi::CallbackInfo& info) { return ConvertToWorktree(info); }
   Napi::Value Rows(const Napi::CallbackInfo& info) { return pc::binding::JoinRows(info); }
+  Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return pc::binding::SerializeIndex(info); }
+  Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
+    return pc::binding::CacheTreeExtension(info);
+  }
   Napi::Value ToGit(const Napi::CallbackInfo& info) { return ConvertToGit(info); }
   Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return BlobHasCrlf(info); }
   Napi::Value Parallel(const Napi::CallbackInfo& info) { return WriteParallel(info, odb_class_); }

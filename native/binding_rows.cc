@@ -7,9 +7,7 @@
 
 namespace pc::binding {
 
-namespace {
-
-PathList list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
+PathList path_list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
   PathList list;
   if (v.IsNull() || v.IsUndefined()) return list;
   if (!v.IsObject()) throw_arg(env, std::string(what) + " must be an object or null");
@@ -38,6 +36,8 @@ PathList list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
   return list;
 }
 
+namespace {
+
 template <typename Array, typename T>
 Array copy_out(Napi::Env env, const std::vector<T>& v) {
   Array out = Array::New(env, v.size());
@@ -50,9 +50,9 @@ Array copy_out(Napi::Env env, const std::vector<T>& v) {
 Napi::Value JoinRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 4) throw_arg(env, "joinRows(index, stages, head, target)");
-  PathList index = list_arg(env, info[0], "index");
-  PathList head = list_arg(env, info[2], "head");
-  PathList target = list_arg(env, info[3], "target");
+  PathList index = path_list_arg(env, info[0], "index");
+  PathList head = path_list_arg(env, info[2], "head");
+  PathList target = path_list_arg(env, info[3], "target");
   const uint8_t* stages = nullptr;
   if (index.count > 0) {
     if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||

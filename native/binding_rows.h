@@ -3,7 +3,14 @@
 
 #include <napi.h>
 
+#include "rows.h"
+
 namespace pc::binding {
+
+// A list { count, paths: Buffer, starts: Uint32Array, oids: Buffer, modes: Uint32Array } (or
+// null: an empty one), checked: arrays long enough, offsets inside the paths (valid_path_list).
+// It points into the JS buffers, valid while they are.
+PathList path_list_arg(Napi::Env env, const Napi::Value& v, const char* what);
 
 // joinRows(index, stages, head, target) -> { count, i, h, m, unmerged }; each list is
 // { paths: Buffer, starts: Uint32Array, count } or null.

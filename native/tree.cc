@@ -21,8 +21,7 @@ struct Frame {
   // Files and symlinks a later directory of the same name could still follow: tree order puts
   // "a" and the directory "a" apart when names like "a-b" or "a.c" sort between them.
   std::vector<std::string> open_files;
-  // Where this directory's entries start in the output, for a WalkMemo.
-  size_t path_begin = 0, entry_begin = 0;
+  size_t dir = 0;  // its position in the walk's directories
 };
 
 // git orders tree entries by name, comparing a directory as if its name ended in '/'.
@@ -76,14 +75,36 @@ Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
 }
 }  // namespace
 
+void keep_walk(FlatTree tree, std::vector<WalkDir> dirs, PathProtection protect, WalkMemo* memo) {
+  memo->protect = protect;
+  memo->owned = std::move(tree);
+  memo->paths = memo->owned.paths.data();
+  memo->modes = memo->owned.modes.data();
+  memo->oids = memo->owned.oids.data();
+  memo->dirs = std::move(dirs);
+  memo->lendable.clear();
+  for (size_t j = 0; j < memo->dirs.size(); j++) memo->lendable.emplace(memo->dirs[j].path, j);
+}
+
 void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out,
-               const WalkMemo* reuse, WalkMemo* record) {
-  if (reuse != nullptr && (reuse->protect.ntfs != protect.ntfs || reuse->protect.hfs != protect.hfs))
-    reuse = nullptr;
-  if (record != nullptr) {
-    record->protect = protect;
-    record->dirs.clear();
+               std::vector<WalkDir>* dirs, const std::vector<const WalkMemo*>& reuse) {
+  std::vector<const WalkMemo*> memos;
+  for (const WalkMemo* m : reuse) {
+    if (m != nullptr && m->protect.ntfs == protect.ntfs && m->protect.hfs == protect.hfs)
+      memos.push_back(m);
   }
+  dirs->clear();
+  // The directory at `path` (with its final '/') with id `oid` in one of the memos.
+  auto lender = [&](const std::string& path, const uint8_t* oid) -> std::pair<const WalkMemo*, size_t> {
+    for (const WalkMemo* m : memos) {
+      auto at = m->lendable.find(path);
+      if (at == m->lendable.end()) continue;
+      const WalkDir& d = m->dirs[at->second];
+      if (d.entry_end > d.entry_begin && std::memcmp(d.oid.data(), oid, 20) == 0)
+        return {m, at->second};
+    }
+    return {nullptr, 0};
+  };
   std::vector<Frame> stack;
   std::string path;
   // The ids of the trees being walked: a tree listed inside itself (an id can only name such a
@@ -93,6 +114,7 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
   auto key = [](const uint8_t* oid) { return std::string(reinterpret_cast<const char*>(oid), 20); };
   stack.push_back(open_tree(odb, tree_oid, 0));
   walking.insert(key(tree_oid));
+  dirs->push_back(WalkDir{"", key(tree_oid), 0, 0, 0, 0, 0});
   const std::string root_hex = stack.back().oid_hex;
   // The previous path emitted (offset and length in out->paths): the flat list must be in
   // index order, which sorted trees give; a store that lies is refused rather than guessed at.
@@ -112,10 +134,8 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
     const uint8_t* data = f.tree.bytes->data.get();
     size_t size = f.tree.bytes->size;
     if (f.pos >= size) {
-      if (record != nullptr && stack.size() > 1) {
-        record->dirs[path.substr(0, f.prefix_len)] = {f.oid, f.path_begin, out->paths.size(),
-                                                      f.entry_begin, out->count};
-      }
+      (*dirs)[f.dir].entry_end = out->count;
+      (*dirs)[f.dir].path_end = out->paths.size();
       walking.erase(f.oid);
       stack.pop_back();
       continue;
@@ -165,30 +185,39 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
     f.last_is_dir = is_dir;
     f.has_last = true;
 
-    if (is_dir && reuse != nullptr) {
+    if (is_dir) (*dirs)[f.dir].subtrees++;
+    if (is_dir && !memos.empty()) {
       path.push_back('/');
-      auto same = reuse->dirs.find(path);
-      if (same != reuse->dirs.end() && std::memcmp(same->second.oid.data(), oid, 20) == 0 &&
-          same->second.entry_end > same->second.entry_begin) {
-        // Checked by the walk that made it, at this very path: copied, in index order after
-        // what came before (its first path is checked against the previous one).
-        const WalkMemo::Range& r = same->second;
-        const FlatTree& from = reuse->tree;
-        const char* first = from.paths.data() + r.path_begin;
+      auto [memo, at] = lender(path, oid);
+      if (memo != nullptr) {
+        // Checked under the same rules, at this very path: copied, in index order after what
+        // came before (its first path is checked against the previous one), with the
+        // directories it holds.
+        const WalkDir& r = memo->dirs[at];
+        const char* first = memo->paths + r.path_begin;
         size_t first_len = std::strlen(first);
         sorts_after_last(first, first_len);
         // The last path copied: just before the final NUL of the range.
         size_t end = r.path_end - 1;
-        size_t start = from.paths.rfind('\0', end - 1);
-        start = start == std::string::npos || start < r.path_begin ? r.path_begin : start + 1;
+        size_t start = end;
+        while (start > r.path_begin && memo->paths[start - 1] != '\0') start--;
         last_at = out->paths.size() + (start - r.path_begin);
         last_len = end - start;
         emitted = true;
-        out->paths.append(from.paths, r.path_begin, r.path_end - r.path_begin);
-        out->modes.insert(out->modes.end(), from.modes.begin() + r.entry_begin,
-                          from.modes.begin() + r.entry_end);
-        out->oids.append(from.oids, r.entry_begin * 20, (r.entry_end - r.entry_begin) * 20);
+        const size_t entry_shift = out->count - r.entry_begin;
+        const size_t path_shift = out->paths.size() - r.path_begin;
+        out->paths.append(memo->paths + r.path_begin, r.path_end - r.path_begin);
+        out->modes.insert(out->modes.end(), memo->modes + r.entry_begin, memo->modes + r.entry_end);
+        out->oids.append(memo->oids + r.entry_begin * 20, (r.entry_end - r.entry_begin) * 20);
         out->count += r.entry_end - r.entry_begin;
+        // The directory and those under it: they follow it in pre-order, their paths below its.
+        for (size_t k = at; k < memo->dirs.size(); k++) {
+          const WalkDir& d = memo->dirs[k];
+          if (k > at && d.path.compare(0, r.path.size(), r.path) != 0) break;
+          dirs->push_back(WalkDir{d.path, d.oid, d.entry_begin + entry_shift,
+                                  d.entry_end + entry_shift, d.path_begin + path_shift,
+                                  d.path_end + path_shift, d.subtrees});
+        }
         continue;
       }
       path.pop_back();
@@ -200,8 +229,8 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
       path.push_back('/');
       // `f` may dangle after push_back; it is not used again in this iteration.
       stack.push_back(open_tree(odb, oid, path.size()));
-      stack.back().path_begin = out->paths.size();
-      stack.back().entry_begin = out->count;
+      stack.back().dir = dirs->size();
+      dirs->push_back(WalkDir{path, key(oid), out->count, 0, out->paths.size(), 0, 0});
       continue;
     }
     // git checks whole paths, with the entry's mode, when they enter the index: a directory

@@ -28,7 +28,7 @@ fi
 
 # The parsers and what they stand on (not the binding, which needs Node's headers).
 natives=(common mapped_file pack_index pack delta inflate base_cache decode_stats odb tree path_rules
-  index_entries)
+  index_entries cache_tree index_lender)
 compile() {  # <source> <object> [flags...]
   local src=$1 obj=$2
   shift 2
@@ -74,7 +74,8 @@ fi
 link tree "$root/fuzz/tree.cc" "${odb[@]}" tree path_rules
 link index_entries "$root/fuzz/index_entries.cc" common index_entries
 link path_rules "$root/fuzz/path_rules.cc" path_rules
-targets+=(tree index_entries path_rules)
+link cache_tree "$root/fuzz/cache_tree.cc" common cache_tree index_lender
+targets+=(tree index_entries path_rules cache_tree)
 if [ $# -gt 0 ]; then targets=("$@"); fi
 
 if [ ! -d "$out/seeds" ]; then

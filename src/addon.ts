@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { PcheckoutError, isErrorCode } from './errors.js';
-import { STAT_WORDS } from './index/write.js';
 
 /** A write request for the native writer; every array has one element per path. */
 export interface NativeWriteRequest {
@@ -122,8 +121,22 @@ export type NativeChunkResult = NativeWriteResult | { failure: { code: string; m
 export interface NativeTree {
   count: number;
   paths: Buffer;
+  /** Where each path starts in `paths`; starts[count] is one past the last NUL. */
+  starts: Uint32Array;
   oids: Buffer;
   modes: Uint32Array;
+  dirs: NativeTreeDirs;
+}
+
+/** A walk's directories in pre-order (the root first): git's cache-tree nodes. */
+export interface NativeTreeDirs {
+  count: number;
+  /** Each directory's path with its final '/' ('' for the root), and a NUL. */
+  paths: Buffer;
+  /** 20 bytes per directory: its tree's id. */
+  oids: Buffer;
+  /** Three words per directory: its first entry, one past its last, its subdirectories. */
+  ranges: Uint32Array;
 }
 
 export interface NativePathVerdict {
@@ -135,8 +148,24 @@ export interface NativePathVerdict {
 export interface NativeOdb {
   read(oid: Buffer): { type: 'commit' | 'tree' | 'blob' | 'tag'; data: Buffer };
   /** `protect`: 1 core.protectNTFS | 2 core.protectHFS (see plan/paths.ts). */
-  /** With `keep`, the walk is kept until releaseCache; later walks copy the subtrees it shares. */
+  /**
+   * With `keep`, the walk is kept until releaseCache; later walks copy the subtrees it shares,
+   * and those lendIndex lent.
+   */
   walkTree(oid: Buffer, protect: number, keep?: boolean): NativeTree;
+  /**
+   * Lends the index's entries under the directories its cache-tree (the TREE extension's data)
+   * names to the walks on this reader until releaseCache, holding its arrays until then;
+   * returns how many directories may be lent. The index's paths must have been checked under
+   * `protect` (verifyPaths).
+   */
+  lendIndex(
+    index: NativePathList,
+    stages: Uint8Array,
+    extFlags: Uint16Array,
+    cacheTree: Buffer,
+    protect: number,
+  ): number;
   /** Four numbers per id: pack (-1 loose, -2 missing), offset, inflated size, type. */
   info(oids: Buffer): Float64Array;
   resolvePrefix(hex: string): { count: number; oid?: Buffer };
@@ -224,6 +253,23 @@ export interface Addon {
     head: NativePathList | null,
     target: NativePathList | null,
   ): NativeRows;
+  /**
+   * An index file's bytes for `list` (entries at stage 0, `stats` STAT_WORDS each, the mode
+   * recorded being the list's), then the extensions, then 20 zero bytes for the checksum.
+   * Versions 3 and 4 write the extended flags of entries that have any.
+   */
+  serializeIndex(
+    list: NativePathList,
+    stats: Uint32Array,
+    extFlags: Uint16Array | null,
+    version: 2 | 3 | 4,
+    extensions: Buffer[],
+  ): Buffer;
+  /**
+   * The TREE extension (signature, size, data) of a walk's directories, each valid but those
+   * above the NUL-terminated paths of `differing`.
+   */
+  cacheTreeExtension(dirs: NativeTreeDirs, differing: Buffer): Buffer;
   /** inotify's event bits, as the kernel headers the addon was built with define them. */
   watchFlags: { isDir: number; ignored: number; deleteSelf: number; moveSelf: number };
   statFiles(req: NativeStatRequest): NativeStatResult;
@@ -302,6 +348,9 @@ export interface Addon {
   /** The layouts and constants both sides use (checked against EXPECTED_LAYOUT at load). */
   layout: typeof EXPECTED_LAYOUT;
 }
+
+/** Stat words per entry, in index-entry order (see native/writer.h). */
+export const STAT_WORDS = 10;
 
 /**
  * What TypeScript assumes about the addon's data: the stat words (index-entry order), the

@@ -10,6 +10,7 @@ import { readIndex, type IndexFile } from './index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from './index/racy.js';
 import { indexVersion } from './index/version.js';
 import { STAT_WORDS, buildIndex, patchIndex } from './index/write.js';
+import { cacheTreeExtension } from './index/cache-tree.js';
 import { killPoint } from './kill-point.js';
 import { LockFile } from './lock.js';
 import {
@@ -27,7 +28,7 @@ import { inCone, readCone } from './plan/sparse.js';
 import { assertSafePaths, pathProtection, type PathProtection } from './plan/paths.js';
 import { makePlan, type Mode, type Plan } from './plan/plan.js';
 import { probe } from './plan/probe.js';
-import { walkTree } from './plan/tree.js';
+import { lendIndex, walk, walkTree, type TreeWalk } from './plan/tree.js';
 import { indexIdentity } from './plan/watch.js';
 import { HeadUpdate } from './repo/head.js';
 import { explainMissing } from './repo/incomplete.js';
@@ -210,6 +211,23 @@ function headTree(refs: Refs, odb: NativeOdb, protect: PathProtection): EntryLis
   return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid, protect);
 }
 
+/**
+ * The cache-tree of the new index, as git writes one after a checkout: from the walk of the
+ * tree checked out, not valid above paths where the index differs from it. None for a checkout
+ * of paths (most of the index is the old one) or a tree filtered by pathspecs.
+ */
+function cacheTree(
+  mode: Mode,
+  walked: TreeWalk | null,
+  target: EntryList | null,
+  plan: Plan,
+): Buffer[] {
+  if (walked === null || target !== walked.entries || mode === 'paths' || mode === 'restore') {
+    return [];
+  }
+  return [cacheTreeExtension(walked.dirs, plan.result, walked.entries)];
+}
+
 /** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
 function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
   const stats = plan.stats.slice();
@@ -278,10 +296,15 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     const protect = pathProtection(repo.config);
     if (current) assertSafePaths(current.entries, protect, 'the index');
     const pathspec = settings.paths ? new Pathspec(settings.paths) : null;
+    // Directories the index's cache-tree says are unchanged are copied from it, not read.
+    if (current && target && (mode === 'switch' || mode === 'force')) {
+      lendIndex(odb, current, protect);
+    }
     // A switch walks HEAD's tree next: kept, the target's walk lends it the subtrees they share.
-    let targetEntries = target
-      ? walkTree(odb, target.tree, protect, { keep: mode === 'switch' })
+    const targetWalk: TreeWalk | null = target
+      ? walk(odb, target.tree, protect, { keep: mode === 'switch' })
       : null;
+    let targetEntries = targetWalk?.entries ?? null;
     if (job.materialize && pathspec && targetEntries) {
       targetEntries = targetEntries.filter((name) => pathspec.matches(name));
       pathspec.assertAllMatched();
@@ -401,6 +424,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
             buildIndex(plan.result, stats, {
               extFlags: plan.extFlags,
               version: indexVersion(repo, current),
+              extensions: cacheTree(mode, targetWalk, targetEntries, plan),
             }),
           ];
     const racy = decideRacyWait(settings.racyWait, outcome.stats, Date.now(), [

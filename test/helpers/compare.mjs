@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { assertCacheTreeLike } from './cache-tree.mjs';
 import { freshClone, git, gitOut, gitTry, readHead } from './git.mjs';
 
 const oracles = new Map();
@@ -290,6 +291,9 @@ export function assertMatchesGit(dir, src, { ref, method = 'clone' } = {}) {
   assert.equal(cached.stdout, '', 'git diff-index --cached HEAD: index differs from HEAD');
   const wt = gitTry(dir, ['diff-index', '--quiet', 'HEAD']);
   assert.equal(wt.status, 0, `git diff-index --quiet HEAD exited ${wt.status}: ${wt.stderr}`);
+
+  // The cache-tree git writes after a checkout, byte for byte; git verifies it.
+  assertCacheTreeLike(dir, oracle.dir, { exact: true });
 
   const fsck = gitTry(dir, ['fsck', '--no-dangling', '--no-progress', '--connectivity-only']);
   assert.equal(fsck.status, 0, `git fsck failed:\n${fsck.stdout}${fsck.stderr}`);

@@ -103,11 +103,11 @@ export function gitOut(cwd, ...args) {
 }
 
 /** Run git without throwing: { status, stdout, stderr }. */
-export function gitTry(cwd, args, { encoding = 'utf8' } = {}) {
+export function gitTry(cwd, args, { encoding = 'utf8', env } = {}) {
   const r = spawnSync('git', args, {
     cwd,
     encoding,
-    env: { ...gitEnv, ...dateEnv() },
+    env: { ...gitEnv, ...dateEnv(), ...env },
     maxBuffer: 1 << 30,
   });
   if (r.error) throw r.error;

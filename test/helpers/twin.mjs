@@ -28,6 +28,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { assertCacheTreeLike } from './cache-tree.mjs';
 import { assertPoolRule, assertSummaryShape } from './compare.mjs';
 import { Repo, editLines, fakeCommitId, git, gitTry, prng, textLines, tmpPath } from './git.mjs';
 
@@ -409,6 +410,9 @@ export async function compareTwins(
   }
 
   checkSummary(summary, { op, before, snapBefore, gitSnapAfter, after: gitIndex.entries, head });
+
+  // The cache-tree: what git wrote, where both say a directory is unchanged; git verifies it.
+  assertCacheTreeLike(pc, g);
 
   // Last, as it refreshes the index: git status, ignored files included.
   const status = (d) =>

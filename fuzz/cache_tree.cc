@@ -1,0 +1,94 @@
+// The cache-tree (native/cache_tree.cc) and the index lender built on it
+// (native/index_lender.cc). Input: a TREE extension's data, then "\n--index--\n", then index
+// paths, one per line (sorted and made unique here, as the index parser guarantees; the line's
+// first byte picks the entry's stage and flags). Checks: what parses writes back and parses to
+// the same directories; every directory lent covers exactly the entries below its path, all of
+// them stage 0 and of a tree's modes, and so does every directory under it.
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cache_tree.h"
+#include "harness.h"
+#include "index_lender.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> parts = fz::split(data, size, "\n--index--\n", 2);
+  const std::string& ext = parts[0];
+  std::vector<pc::CacheTreeDir> dirs;
+  if (!pc::parse_cache_tree(reinterpret_cast<const uint8_t*>(ext.data()), ext.size(), &dirs))
+    return 0;
+  FZ_CHECK(!dirs.empty() && dirs[0].path.empty());
+  for (size_t j = 1; j < dirs.size(); j++) FZ_CHECK(dirs[j - 1].path < dirs[j].path);
+
+  // Written back and read again: the same directories.
+  std::string written = pc::write_cache_tree(dirs);
+  FZ_CHECK(written.size() >= 8 && written.compare(0, 4, "TREE") == 0);
+  std::vector<pc::CacheTreeDir> again;
+  FZ_CHECK(pc::parse_cache_tree(reinterpret_cast<const uint8_t*>(written.data()) + 8,
+                                written.size() - 8, &again));
+  FZ_CHECK(again.size() == dirs.size());
+  for (size_t j = 0; j < dirs.size(); j++) {
+    FZ_CHECK(again[j].path == dirs[j].path && again[j].entries == dirs[j].entries &&
+             again[j].oid == dirs[j].oid);
+  }
+
+  // An index of the given paths.
+  std::set<std::string> unique;
+  if (parts.size() > 1) {
+    for (const std::string& line : fz::split(reinterpret_cast<const uint8_t*>(parts[1].data()),
+                                             parts[1].size(), "\n", 4096)) {
+      if (line.size() > 1 && line.find('\0') == std::string::npos) unique.insert(line);
+    }
+  }
+  std::vector<std::string> lines(unique.begin(), unique.end());
+  // Sorted by the path after the flag byte.
+  std::sort(lines.begin(), lines.end(),
+            [](const std::string& a, const std::string& b) { return a.substr(1) < b.substr(1); });
+  lines.erase(std::unique(lines.begin(), lines.end(),
+                          [](const std::string& a, const std::string& b) {
+                            return a.substr(1) == b.substr(1);
+                          }),
+              lines.end());
+  std::string paths;
+  std::vector<uint32_t> starts, modes;
+  std::vector<uint8_t> stages, oids(20 * lines.size(), 0);
+  std::vector<uint16_t> ext_flags;
+  for (const std::string& line : lines) {
+    starts.push_back(static_cast<uint32_t>(paths.size()));
+    paths.append(line, 1, std::string::npos);
+    paths.push_back('\0');
+    uint8_t f = static_cast<uint8_t>(line[0]);
+    stages.push_back(f % 7 == 1 ? 2 : 0);
+    ext_flags.push_back(f % 7 == 2 ? 0x2000 : 0);
+    modes.push_back(f % 7 == 3 ? 0100664 : 0100644);
+  }
+  starts.push_back(static_cast<uint32_t>(paths.size()));
+  pc::PathList index;
+  index.paths = reinterpret_cast<const uint8_t*>(paths.data());
+  index.paths_len = paths.size();
+  index.starts = starts.data();
+  index.count = lines.size();
+  index.oids = oids.data();
+  index.modes = modes.data();
+  pc::WalkMemo memo;
+  size_t lent = pc::lend_index(index, stages.data(), ext_flags.data(), dirs, {}, &memo);
+  FZ_CHECK(lent == memo.lendable.size());
+  auto path_at = [&](size_t i) { return std::string(paths.data() + starts[i]); };
+  for (const auto& [path, j] : memo.lendable) {
+    const pc::WalkDir& d = memo.dirs[j];
+    FZ_CHECK(d.path == path && d.entry_begin < d.entry_end && d.entry_end <= index.count);
+    FZ_CHECK(d.path_begin == starts[d.entry_begin] && d.path_end == starts[d.entry_end]);
+    for (size_t i = d.entry_begin; i < d.entry_end; i++) {
+      FZ_CHECK(path_at(i).compare(0, path.size(), path) == 0);
+      FZ_CHECK(stages[i] == 0 && ext_flags[i] == 0 && modes[i] == 0100644);
+    }
+    if (d.entry_begin > 0) FZ_CHECK(path_at(d.entry_begin - 1).compare(0, path.size(), path) != 0);
+    if (d.entry_end < index.count) FZ_CHECK(path_at(d.entry_end).compare(0, path.size(), path) != 0);
+    // Every directory below it is lent too (a walk copies them with it).
+    for (size_t k = j + 1; k < memo.dirs.size() && memo.dirs[k].path.compare(0, path.size(), path) == 0; k++)
+      FZ_CHECK(memo.lendable.count(memo.dirs[k].path) == 1);
+  }
+  return 0;
+}

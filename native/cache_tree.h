@@ -1,0 +1,35 @@
+// git's cache-tree, the index's TREE extension (gitformat-index, "Cache tree"): per directory,
+// how many index entries lie under it and, while they still make it, the id of its tree.
+// Parsed here into a flat list, and written from a tree walk's directories.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pc {
+
+// One directory. Lists are in pre-order: the root first, every directory before what it
+// holds, paths (with their final '/') in byte order, which is tree order.
+struct CacheTreeDir {
+  std::string path;    // "" for the root, else "a/b/"
+  int32_t entries;     // index entries under it, or -1: not valid (no id)
+  std::string oid;     // 20 bytes when entries >= 0, else empty
+};
+
+// Parses the extension's data (without signature and size). False for anything malformed
+// (bad numbers, a truncated id, a name with '/', an empty name below the root, the same
+// directory twice, nesting deeper than the tree walk allows, bytes left over); `out` then
+// holds nothing usable.
+bool parse_cache_tree(const uint8_t* data, size_t size, std::vector<CacheTreeDir>* out);
+
+// The whole extension (signature "TREE", size, data) for `dirs` in pre-order, as git writes it:
+// each directory's subdirectories in git's order (shorter names first, then bytes).
+std::string write_cache_tree(const std::vector<CacheTreeDir>& dirs);
+
+// Marks not valid (entries = -1, no id) every directory above each of `paths` (NUL-terminated,
+// concatenated; "a/b/c" reaches "a/b/", "a/" and the root), as git does after an edit.
+void invalidate_above(std::vector<CacheTreeDir>* dirs, const char* paths, size_t len);
+
+}  // namespace pc

@@ -1,0 +1,55 @@
+/**
+ * git's cache-tree, the index's TREE extension (gitformat-index, "Cache tree"): for each
+ * directory, how many index entries lie under it and, while they still make it, the id of its
+ * tree. git writes it after a checkout and trusts it to skip unchanged directories (`git status`
+ * of the Linux tree: 0.15 s without it, 0.07 s with it). Written here from the walk of the tree
+ * checked out; read back (natively, native/cache_tree.h) to lend the index's entries to the
+ * next checkout's walks (plan/tree.ts, lendIndex).
+ */
+import { loadAddon, type NativeTreeDirs } from '../addon.js';
+import type { EntryList } from '../plan/entries.js';
+import { SAME_IM, joinRows } from '../plan/rows.js';
+
+export const CACHE_TREE_SIGNATURE = 'TREE';
+
+/**
+ * The TREE extension (signature, size, data) for an index whose entries are `result`, checked
+ * out from the tree whose walk found `dirs` and `target`: valid where the result holds exactly
+ * the target's entries, and not valid (as git marks it after an edit) above every path where
+ * they differ — an entry kept with local changes, one only the result or only the target has.
+ */
+export function cacheTreeExtension(
+  dirs: NativeTreeDirs,
+  result: EntryList,
+  target: EntryList,
+): Buffer {
+  return loadAddon().cacheTreeExtension(dirs, differingPaths(result, target));
+}
+
+/**
+ * The paths where two lists differ (an entry only one has, or with another mode or id), each
+ * with a NUL; none, found with three compares, when the lists are the same.
+ */
+function differingPaths(result: EntryList, target: EntryList): Buffer {
+  const bytes = (a: Uint32Array): Buffer => Buffer.from(a.buffer, a.byteOffset, 4 * a.length);
+  if (
+    result.count === target.count &&
+    result.paths.equals(target.paths) &&
+    result.oids.equals(target.oids) &&
+    bytes(result.modes.subarray(0, result.count)).equals(
+      bytes(target.modes.subarray(0, target.count)),
+    )
+  ) {
+    return Buffer.alloc(0);
+  }
+  // The result as the join's "index": all of it at stage 0.
+  const rows = joinRows(result, new Uint8Array(result.count), null, target);
+  const parts: Buffer[] = [];
+  const nul = Buffer.alloc(1);
+  for (let r = 0; r < rows.count; r++) {
+    if ((rows.same[r]! & SAME_IM) !== 0) continue;
+    const i = rows.i[r]!;
+    parts.push(i >= 0 ? result.pathBytes(i) : target.pathBytes(rows.m[r]!), nul);
+  }
+  return Buffer.concat(parts);
+}
