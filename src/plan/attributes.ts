@@ -14,7 +14,7 @@
  * the list (the result index) first, falling back to the worktree; a check-in (the dirty check,
  * and checkout-index) reads the worktree first, falling back to the index.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { NativeOdb } from '../addon.js';
 import { parseBool } from '../repo/config.js';
@@ -296,6 +296,9 @@ function readAttrFile(
 ): string | null {
   let fd: number;
   try {
+    // Most directories have no such file: a failed open costs a thrown error (~14 µs in Node),
+    // an lstat that may find nothing ~4 µs. A checkout reads one per directory it writes to.
+    if (lstatSync(file, { throwIfNoEntry: false }) === undefined) return null;
     fd = openSync(file, constants.O_RDONLY | (noFollow ? constants.O_NOFOLLOW : 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -603,6 +606,7 @@ export class Attributes {
   }
 
   private readonly dirFiles = new Map<string, AttrFile>();
+  private worktreePrefix: Buffer | undefined; // the worktree's path and a '/', as bytes
 
   /** `dir`/.gitattributes (not the top's, read at construction), from where the direction says. */
   private frameFile(dir: string): AttrFile {
@@ -626,10 +630,8 @@ export class Attributes {
     };
     const fromWorktree = (): ParsedLine[] | null => {
       if (this.src.worktree === null) return null;
-      const file = Buffer.concat([
-        Buffer.from(`${this.src.worktree}/`),
-        Buffer.from(rel, 'latin1'),
-      ]);
+      this.worktreePrefix ??= Buffer.from(`${this.src.worktree}/`);
+      const file = Buffer.concat([this.worktreePrefix, Buffer.from(rel, 'latin1')]);
       const text = readAttrFile(file, display(rel), true, this.src.warn);
       return text === null ? null : this.parseLines(fileLines(text), rel, macroOk, dir);
     };

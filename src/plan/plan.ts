@@ -214,6 +214,7 @@ class ProbeList {
       return {
         root,
         paths: list.paths.subarray(0, list.starts[n]!),
+        starts: list.starts.subarray(0, n + 1),
         compare: new Uint8Array(n).fill(1),
         modes: list.modes.subarray(0, n),
         oids: list.oids.subarray(0, 20 * n),
@@ -227,6 +228,7 @@ class ProbeList {
     for (const e of this.entries)
       bytes += e >= 0 ? list!.starts[e + 1]! - list!.starts[e]! : this.bare[-1 - e]!.length + 1;
     const paths = Buffer.allocUnsafe(bytes);
+    const starts = new Uint32Array(n + 1);
     const compare = new Uint8Array(n);
     const modes = new Uint32Array(n);
     const oids = Buffer.alloc(20 * n);
@@ -235,6 +237,7 @@ class ProbeList {
     for (let k = 0; k < n;) {
       const e = this.entries[k]!;
       if (e < 0) {
+        starts[k] = pos;
         pos += this.bare[-1 - e]!.copy(paths, pos);
         paths[pos++] = 0;
         k++;
@@ -244,6 +247,7 @@ class ProbeList {
       let end = k + 1;
       while (end < n && this.entries[end] === e + (end - k)) end++;
       const last = e + (end - k);
+      for (let j = k; j < end; j++) starts[j] = pos + list!.starts[e + j - k]! - list!.starts[e]!;
       pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[last]!);
       compare.fill(1, k, end);
       modes.set(list!.modes.subarray(e, last), k);
@@ -251,8 +255,21 @@ class ProbeList {
       stats.set(index!.stats.subarray(e * STAT_WORDS, last * STAT_WORDS), k * STAT_WORDS);
       k = end;
     }
+    starts[n] = pos;
     const entries = Int32Array.from(this.entries, (e) => (e >= 0 ? e : -1));
-    return { root, paths, compare, modes, oids, stats, racySeconds, fileMode, threads, entries };
+    return {
+      root,
+      paths,
+      starts,
+      compare,
+      modes,
+      oids,
+      stats,
+      racySeconds,
+      fileMode,
+      threads,
+      entries,
+    };
   }
 }
 

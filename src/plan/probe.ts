@@ -25,6 +25,8 @@ export interface ProbeRequest {
   root: string;
   /** NUL-terminated relative paths, concatenated. */
   paths: Buffer;
+  /** Where each path starts in `paths`; starts[n] is one past the last NUL. */
+  starts: Uint32Array;
   /** Per path: 1 = compare with the index entry below, 0 = only report what is there. */
   compare: Uint8Array;
   /** Per path (used where compare = 1): the index entry's mode, id and stat words. */
@@ -183,7 +185,7 @@ export async function probe(
   }
   // Only a hash can tell for these (racy, or times changed but not the size): few, usually.
   if (hashCandidates.length > 0) {
-    const starts = pathStarts(req.paths, n);
+    const { starts } = req;
     // Taken: a clean filter awaited below lets another probe run meanwhile.
     for (const i of hashCandidates.splice(0)) {
       const rel = req.paths.toString('latin1', starts[i]!, starts[i + 1]! - 1);
@@ -205,14 +207,3 @@ export async function probe(
 
 const hashCandidates: number[] = [];
 
-/** Start of each NUL-terminated path; starts[n] is one past the last NUL. */
-function pathStarts(paths: Buffer, n: number): Uint32Array {
-  const starts = new Uint32Array(n + 1);
-  let pos = 0;
-  for (let i = 0; i < n; i++) {
-    starts[i] = pos;
-    pos = paths.indexOf(0, pos) + 1;
-  }
-  starts[n] = pos;
-  return starts;
-}
