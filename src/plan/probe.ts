@@ -206,4 +206,3 @@ export async function probe(
 }
 
 const hashCandidates: number[] = [];
-
