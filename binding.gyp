@@ -14,6 +14,7 @@
         "native/binding_rows.cc",
         "native/binding_watch.cc",
         "native/binding_worktree.cc",
+        "native/blob_hash.cc",
         "native/cache_tree.cc",
         "native/common.cc",
         "native/convert.cc",

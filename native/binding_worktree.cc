@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "binding_util.h"
+#include "blob_hash.h"
 #include "stat.h"
 #include "worktree.h"
 
@@ -38,6 +39,7 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
                            InstanceMethod<&WorktreeWrap::Symlink>("symlink"),
                            InstanceMethod<&WorktreeWrap::Lstat>("lstat"),
                            InstanceMethod<&WorktreeWrap::Readlink>("readlink"),
+                           InstanceMethod<&WorktreeWrap::SameBlobs>("sameBlobs"),
                            InstanceMethod<&WorktreeWrap::List>("list"),
                            InstanceMethod<&WorktreeWrap::Open>("open"),
                            InstanceMethod<&WorktreeWrap::Close>("close"),
@@ -115,6 +117,20 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
     int err = wt(env).lstat(path.c_str(), &st);
     if (err == 0) fill_stat(st, info[1].As<Napi::Uint32Array>().Data());
     return errno_value(env, err);
+  }
+
+  // sameBlobs(paths: Buffer (NUL-terminated), oids: Buffer, threads) -> Uint8Array: 1 where
+  // the file's blob id is the given one (see blob_hash.h).
+  Napi::Value SameBlobs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::vector<const char*> paths;
+    split_paths(env, info[0], &paths);
+    if (!info[1].IsBuffer() || info[1].As<Napi::Buffer<uint8_t>>().Length() != 20 * paths.size())
+      throw_arg(env, "sameBlobs needs 20 bytes of id per path");
+    size_t threads = static_cast<size_t>(integer_arg(env, info[2], 1, 1024, "threads"));
+    auto same = Napi::Uint8Array::New(env, paths.size());
+    same_blobs(wt(env), paths, info[1].As<Napi::Buffer<uint8_t>>().Data(), threads, same.Data());
+    return same;
   }
 
   // readlink(path) -> Buffer, or an errno

@@ -191,6 +191,8 @@ export interface NativeWorktree {
   /** Fills `out` (statWords words) when it returns 0. */
   lstat(path: Buffer, out: Uint32Array): number;
   readlink(path: Buffer): Buffer | number;
+  /** Per NUL-terminated path: 1 when it is a regular file whose blob id is the given one. */
+  sameBlobs(paths: Buffer, oids: Buffer, threads: number): Uint8Array;
   list(path: Buffer): { names: Buffer; dirs: Uint8Array } | number;
   /** A descriptor (the caller closes it) or -errno. */
   open(path: Buffer, how: 'read' | 'create', perm: number): number;

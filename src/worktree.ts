@@ -98,6 +98,15 @@ export class WorktreeDir {
     return typeof r === 'number' ? name(r)! : r;
   }
 
+  /**
+   * Per path of `paths` (NUL-terminated, concatenated): 1 when it is a regular file whose blob
+   * id (its bytes as they are, read without following a symlink) is the one at 20 * i of
+   * `oids`; hashed on up to `threads` native threads.
+   */
+  sameBlobs(paths: Buffer, oids: Buffer, threads: number): Uint8Array {
+    return this.native.sameBlobs(paths, oids, threads);
+  }
+
   /** The entries of directory rel ('' for the root), or its errno name. */
   list(rel: string): { name: string; dir: boolean }[] | string {
     const r = this.native.list(bytes(rel));

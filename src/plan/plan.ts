@@ -661,7 +661,26 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   for (let k = 0; k < n; k++) {
     if (resSrc[k] !== 0 || resWrite[k] === 1) continue;
     const slot = freshSlot[k]!;
-    const [from, at] = slot >= 0 ? [found.stats, slot] : [index!.stats, resIdx[k]!];
+    if (slot < 0 && smudge[k] === 0) {
+      // A run of kept entries, consecutive in the index, with their stat data as it was: one
+      // copy (a restore or a small switch is mostly one long run).
+      let end = k + 1;
+      const i = resIdx[k]!;
+      while (
+        end < n &&
+        resSrc[end] === 0 &&
+        resWrite[end] === 0 &&
+        freshSlot[end] === -1 &&
+        smudge[end] === 0 &&
+        resIdx[end] === i + (end - k)
+      )
+        end++;
+      stats.set(index!.stats.subarray(i * STAT_WORDS, (i + end - k) * STAT_WORDS), k * STAT_WORDS);
+      k = end - 1;
+      continue;
+    }
+    const from = slot >= 0 ? found.stats : index!.stats;
+    const at = slot >= 0 ? slot : resIdx[k]!;
     // Word by word: a subarray per entry costs 80,000 allocations on the Linux tree.
     for (let w = 0, a = at * STAT_WORDS, b = k * STAT_WORDS; w < STAT_WORDS; w++)
       stats[b + w] = from[a + w]!;

@@ -6,11 +6,16 @@
  * isolates, which a Piscina task would pay for a job of microseconds per path.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, readFileSync } from 'node:fs';
 import type { WorktreeDir } from '../worktree.js';
 import { STAT_ABSENT, STAT_PRESENT, VERDICT_CLEAN, VERDICT_HASH, type Addon } from '../addon.js';
 import { STAT_WORDS } from '../index/write.js';
-import { CRLF_AUTO_CRLF, CRLF_AUTO_INPUT, type CheckinConversions } from './conversion.js';
+import {
+  CRLF_AUTO_CRLF,
+  CRLF_AUTO_INPUT,
+  type CheckinConversions,
+  type Conversion,
+} from './conversion.js';
 
 /** What lstat found at a path. */
 export const KIND_ABSENT = 0;
@@ -81,31 +86,6 @@ export function blobId(data: Buffer): Buffer {
   return createHash('sha1').update(`blob ${data.length}\0`).update(data).digest();
 }
 
-const READ_CHUNK = 1 << 20;
-
-/** The blob id of a regular file's content, read without following a symlink anywhere. */
-function hashFile(wt: WorktreeDir, rel: string): Buffer | undefined {
-  const fd = wt.openRead(rel);
-  if (typeof fd === 'string') return undefined;
-  try {
-    const size = fstatSync(fd).size;
-    const hash = createHash('sha1').update(`blob ${size}\0`);
-    const buf = Buffer.allocUnsafe(Math.min(Math.max(size, 1), READ_CHUNK));
-    let total = 0;
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      total += n;
-      hash.update(buf.subarray(0, n));
-    }
-    return total === size ? hash.digest() : undefined; // changed while read: not clean
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function hashLink(wt: WorktreeDir, rel: string): Buffer | undefined {
   const target = wt.readlink(rel);
   return typeof target === 'string' ? undefined : blobId(target);
@@ -122,9 +102,8 @@ async function hashConverted(
   rel: string,
   clean: CheckinConversions,
   entry: number,
+  c: Conversion,
 ): Promise<Buffer | undefined> {
-  const c = clean.conversionOf(entry);
-  if (c === null) return hashFile(wt, rel);
   const fd = wt.openRead(rel);
   if (typeof fd === 'string') return undefined;
   let data: Buffer;
@@ -186,20 +165,37 @@ export async function probe(
   // Only a hash can tell for these (racy, or times changed but not the size): few, usually.
   if (hashCandidates.length > 0) {
     const { starts } = req;
+    const oidOf = (i: number): Buffer => req.oids.subarray(20 * i, 20 * i + 20);
+    const match = (i: number, id: Buffer | undefined): void => {
+      if (id === undefined || !id.equals(oidOf(i))) return;
+      clean[i] = 1;
+      hashed[i] = 1;
+    };
+    // Files hashed as they are go to native threads in one batch; links and files with a
+    // conversion (attributes, a clean filter) are hashed here.
+    const plain: number[] = [];
     // Taken: a clean filter awaited below lets another probe run meanwhile.
     for (const i of hashCandidates.splice(0)) {
       const rel = req.paths.toString('latin1', starts[i]!, starts[i + 1]! - 1);
       const entry = req.entries ? req.entries[i]! : i;
-      const id =
-        kinds[i] === KIND_SYMLINK
-          ? hashLink(wt, rel)
-          : checkin && entry >= 0
-            ? await hashConverted(addon, wt, rel, checkin, entry)
-            : hashFile(wt, rel);
-      if (id !== undefined && id.equals(req.oids.subarray(20 * i, 20 * i + 20))) {
-        clean[i] = 1;
-        hashed[i] = 1;
+      if (kinds[i] === KIND_SYMLINK) {
+        match(i, hashLink(wt, rel));
+        continue;
       }
+      const c = checkin && entry >= 0 ? checkin.conversionOf(entry) : null;
+      if (c === null) plain.push(i);
+      else match(i, await hashConverted(addon, wt, rel, checkin!, entry, c));
+    }
+    if (plain.length > 0) {
+      const paths = Buffer.concat(plain.map((i) => req.paths.subarray(starts[i]!, starts[i + 1]!)));
+      const oids = Buffer.concat(plain.map(oidOf));
+      const same = wt.sameBlobs(paths, oids, req.threads);
+      plain.forEach((i, k) => {
+        if (same[k] === 1) {
+          clean[i] = 1;
+          hashed[i] = 1;
+        }
+      });
     }
   }
   return { kinds, clean, hashed, stats };
