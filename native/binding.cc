@@ -646,10 +646,11 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     return out;
   }
 
-  // lendIndex(index, stages, extFlags, cacheTree: Buffer, protect) -> directories lent: the
+  // lendIndex(index, stages, extFlags, cacheTree: Buffer, protect) -> { lent, root }: the
   // index's entries under the directories its cache-tree (the TREE extension's data) names, for
   // later walks on this reader until releaseCache (see index_lender.h). The index's arrays are
-  // held, not copied, until then. The caller has checked its paths under `protect`.
+  // held, not copied, until then; `root` is the id of the tree the whole index holds, when it
+  // may all be lent (else null). The caller has checked its paths under `protect`.
   Napi::Value LendIndex(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     odb(env);
@@ -665,7 +666,10 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
     if (!info[3].IsBuffer()) throw_arg(env, "cacheTree must be a Buffer");
     auto data = info[3].As<Napi::Buffer<uint8_t>>();
     std::vector<pc::CacheTreeDir> dirs;
-    if (!pc::parse_cache_tree(data.Data(), data.Length(), &dirs)) return Napi::Number::New(env, 0);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("lent", Napi::Number::New(env, 0));
+    out.Set("root", env.Null());
+    if (!pc::parse_cache_tree(data.Data(), data.Length(), &dirs)) return out;
     auto lender = std::make_unique<pc::WalkMemo>();
     size_t lent = pc::lend_index(index, info[1].As<Napi::Uint8Array>().Data(),
                                  info[2].As<Napi::Uint16Array>().Data(), dirs,
@@ -674,9 +678,13 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
       Napi::Object list = info[0].As<Napi::Object>();
       for (const char* key : {"paths", "modes", "oids"})
         lender_refs_.push_back(Napi::Persistent(list.Get(key).As<Napi::Object>()));
+      // The whole index lendable: it holds exactly the tree its root names.
+      if (lender->lendable.count("") == 1)
+        out.Set("root", copy_buffer(env, lender->dirs[0].oid.data(), 20));
       lender_ = std::move(lender);
     }
-    return Napi::Number::New(env, static_cast<double>(lent));
+    out.Set("lent", Napi::Number::New(env, static_cast<double>(lent)));
+    return out;
   }
 
   // For each 20-byte id: [pack (-1 loose, -2 missing), offset, inflated size, type].

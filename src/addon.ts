@@ -156,8 +156,8 @@ export interface NativeOdb {
   /**
    * Lends the index's entries under the directories its cache-tree (the TREE extension's data)
    * names to the walks on this reader until releaseCache, holding its arrays until then;
-   * returns how many directories may be lent. The index's paths must have been checked under
-   * `protect` (verifyPaths).
+   * returns how many directories may be lent and, when all of it may, the id of the tree the
+   * index holds. The index's paths must have been checked under `protect` (verifyPaths).
    */
   lendIndex(
     index: NativePathList,
@@ -165,7 +165,7 @@ export interface NativeOdb {
     extFlags: Uint16Array,
     cacheTree: Buffer,
     protect: number,
-  ): number;
+  ): { lent: number; root: Buffer | null };
   /** Four numbers per id: pack (-1 loose, -2 missing), offset, inflated size, type. */
   info(oids: Buffer): Float64Array;
   resolvePrefix(hex: string): { count: number; oid?: Buffer };

@@ -197,7 +197,12 @@ function configuredWorkers(repo: Repo, explicit: number | undefined, fs: Filesys
 }
 
 /** The tree HEAD points at now (empty when HEAD is unborn): the "old tree" of a switch. */
-function headTree(refs: Refs, odb: NativeOdb, protect: PathProtection): EntryList {
+function headTree(
+  refs: Refs,
+  odb: NativeOdb,
+  protect: PathProtection,
+  indexHolds: { tree: string | null; entries: EntryList },
+): EntryList {
   const oid = refs.resolve('HEAD');
   if (oid === undefined) {
     return new EntryList({
@@ -208,7 +213,10 @@ function headTree(refs: Refs, odb: NativeOdb, protect: PathProtection): EntryLis
     });
   }
   const commit = readObject(odb, oid);
-  return walkTree(odb, commit.type === 'commit' ? commitTree(commit.data, oid) : oid, protect);
+  const tree = commit.type === 'commit' ? commitTree(commit.data, oid) : oid;
+  // The index holds exactly HEAD's tree (its whole cache-tree lent): its entries are that walk.
+  if (tree === indexHolds.tree) return indexHolds.entries;
+  return walkTree(odb, tree, protect);
 }
 
 /**
@@ -297,9 +305,10 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     if (current) assertSafePaths(current.entries, protect, 'the index');
     const pathspec = settings.paths ? new Pathspec(settings.paths) : null;
     // Directories the index's cache-tree says are unchanged are copied from it, not read.
-    if (current && target && (mode === 'switch' || mode === 'force')) {
-      lendIndex(odb, current, protect);
-    }
+    const lent =
+      current && target && (mode === 'switch' || mode === 'force')
+        ? lendIndex(odb, current, protect)
+        : null;
     // A switch walks HEAD's tree next: kept, the target's walk lends it the subtrees they share.
     const targetWalk: TreeWalk | null = target
       ? walk(odb, target.tree, protect, { keep: mode === 'switch' })
@@ -331,7 +340,10 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       root: job.worktree,
       target: targetEntries,
       index: current,
-      head: mode === 'switch' && current !== null ? headTree(refs, odb, protect) : null,
+      head:
+        mode === 'switch' && current !== null
+          ? headTree(refs, odb, protect, { tree: lent?.root ?? null, entries: current.entries })
+          : null,
       fileMode: repo.config.getBool('core.filemode') ?? true,
       symlinks: repo.config.getBool('core.symlinks') ?? true,
       probeThreads: workers,

@@ -138,7 +138,8 @@ describe('the cache-tree', () => {
       const expected = walk(alone, tree, PROTECT);
       alone.close();
       const odb = new Odb(objects, 1 << 20);
-      const lent = lendIndex(odb, index, PROTECT);
+      const { lent, root } = lendIndex(odb, index, PROTECT);
+      assert.equal(root, gitOut(repo.dir, 'rev-parse', `${at}^{tree}`), 'the whole index lent');
       assert.equal(lent, parseCacheTree(cacheTreeBytes(path.join(dir, '.git', 'index'))).size);
       const walked = walk(odb, tree, PROTECT);
       odb.close();
@@ -166,7 +167,8 @@ describe('the cache-tree', () => {
     editCacheTree(dir, () => bump(bump(valid, '', 1), 'a/', 1));
     const index = readIndex(file);
     const odb = new Odb(objects, 1 << 20);
-    const lent = lendIndex(odb, index, PROTECT);
+    const { lent, root } = lendIndex(odb, index, PROTECT);
+    assert.equal(root, null, 'the root is not lent');
     const all = parseCacheTree(cacheTreeBytes(file));
     // Neither a/ (it holds the entry) nor the root (it holds a/).
     assert.equal(lent, all.size - 2, `lent ${lent} of ${all.size}`);
@@ -193,7 +195,7 @@ describe('the cache-tree', () => {
       editCacheTree(dir, edit);
       const { Odb } = loadAddon();
       const odb = new Odb([path.join(repo.dir, '.git', 'objects')], 1 << 20);
-      assert.equal(lendIndex(odb, readIndex(path.join(dir, '.git', 'index')), PROTECT), lent);
+      assert.equal(lendIndex(odb, readIndex(path.join(dir, '.git', 'index')), PROTECT).lent, lent);
       odb.close();
       await checkout(dir, { ref: 'B', racyWait: false });
       assertIsCheckoutOf(dir, repo, 'B');

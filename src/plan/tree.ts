@@ -53,19 +53,25 @@ export function walk(
  * id the walk meets is copied from the index's entries, not read tree by tree (git's
  * unpack_trees does the same with the cache-tree). `index`'s paths must have been checked under
  * `protect` (assertSafePaths). Returns how many directories may be lent (0 without a usable
- * cache-tree: none, malformed, or naming no directory the index holds as it says).
+ * cache-tree: none, malformed, or naming no directory the index holds as it says) and, when
+ * all of them may, the id of the tree the whole index holds.
  */
-export function lendIndex(odb: NativeOdb, index: IndexFile, protect: PathProtection): number {
+export function lendIndex(
+  odb: NativeOdb,
+  index: IndexFile,
+  protect: PathProtection,
+): { lent: number; root: string | null } {
   const ext = index.extensions.find((e) => e.signature === CACHE_TREE_SIGNATURE);
-  if (ext === undefined || index.entries.count === 0) return 0;
+  if (ext === undefined || index.entries.count === 0) return { lent: 0, root: null };
   const { paths, starts, count, oids, modes } = index.entries;
-  return odb.lendIndex(
+  const { lent, root } = odb.lendIndex(
     { paths, starts, count, oids, modes },
     index.stages,
     index.extFlags,
     ext.data,
     protectionBits(protect),
   );
+  return { lent, root: root === null ? null : root.toString('hex') };
 }
 
 /** The walk's refusal of a path ("<path> (in tree <id>): <rule>") as an error naming both. */
