@@ -57,10 +57,7 @@
       "libraries": ["-lz"],
       "conditions": [
         ["has_libdeflate=='true'", {
-          # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: an exception the addon cannot throw into an
-      # environment that is shutting down (process.exit() while a worker writes) is dropped,
-      # not turned into std::terminate (exit 134).
-      "defines": ["PCHECKOUT_LIBDEFLATE"],
+          "defines": ["PCHECKOUT_LIBDEFLATE"],
           "libraries": ["-ldeflate"]
         }],
         ["sanitize=='true'", {
