@@ -9,17 +9,16 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <system_error>
-#include <thread>
 
 #include "fd.h"
+#include "slices.h"
 
 namespace pc {
 
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
-constexpr size_t kPathsPerThread = 64;  // hashing a file costs tens of microseconds
+constexpr size_t kFilesPerThread = 64;  // hashing a file costs tens of microseconds
 
 struct CtxFree {
   void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
@@ -72,22 +71,9 @@ void hash_range(const Worktree& wt, const std::vector<const char*>& paths, const
 void same_blobs(const Worktree& wt, const std::vector<const char*>& paths, const uint8_t* oids,
                 size_t threads, uint8_t* same) {
   const size_t n = paths.size();
-  threads = std::min<size_t>(std::max<size_t>(threads, 1), n / kPathsPerThread + 1);
-  size_t per = (n + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  size_t started = 1;
-  try {
-    for (; started < threads; started++) {
-      size_t from = std::min(n, started * per), to = std::min(n, from + per);
-      pool.emplace_back(hash_range, std::cref(wt), std::cref(paths), oids, from, to, same);
-    }
-  } catch (const std::system_error&) {
-    // No more threads: this one does the slices not started.
-    for (size_t t = started; t < threads; t++)
-      hash_range(wt, paths, oids, std::min(n, t * per), std::min(n, t * per + per), same);
-  }
-  hash_range(wt, paths, oids, 0, std::min(n, per), same);
-  for (std::thread& th : pool) th.join();
+  threads = std::min<size_t>(std::max<size_t>(threads, 1), n / kFilesPerThread + 1);
+  run_in_slices(n, threads,
+                [&](size_t from, size_t to) { hash_range(wt, paths, oids, from, to, same); });
 }
 
 }  // namespace pc

@@ -5,11 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <functional>
-#include <system_error>
-#include <thread>
 
 #include "beneath.h"
+#include "slices.h"
 
 namespace pc {
 
@@ -128,24 +126,8 @@ void stat_files(const StatRequest& req, StatResult* result) {
   // One lstat costs a few microseconds, most of it in the kernel: threads (as git's
   // preload-index uses) pay off from a few thousand paths. Each writes its own slice.
   size_t threads = std::min<size_t>(std::max<size_t>(req.threads, 1), n / kPathsPerThread + 1);
-  if (threads <= 1) {
-    stat_range(root.get(), req, 0, n, result);
-    return;
-  }
-  std::vector<std::thread> pool;
-  size_t per = (n + threads - 1) / threads;
-  try {
-    for (size_t t = 1; t < threads; t++) {
-      size_t from = std::min(n, t * per), to = std::min(n, from + per);
-      pool.emplace_back(stat_range, root.get(), std::cref(req), from, to, result);
-    }
-  } catch (const std::system_error&) {
-    // No more threads: the ones started finish their slices, this one does the rest.
-    for (size_t t = pool.size() + 1; t < threads; t++)
-      stat_range(root.get(), req, std::min(n, t * per), std::min(n, t * per + per), result);
-  }
-  stat_range(root.get(), req, 0, std::min(n, per), result);
-  for (std::thread& th : pool) th.join();
+  run_in_slices(n, threads,
+                [&](size_t from, size_t to) { stat_range(root.get(), req, from, to, result); });
 }
 
 }  // namespace pc

@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <system_error>
-#include <thread>
 
 #include "beneath.h"
 #include "common.h"
+#include "slices.h"
 
 namespace pc {
 
@@ -62,25 +61,8 @@ void fsync_paths(const FsyncRequest& req, std::vector<int32_t>* errors) {
   Fd root = open_root(req.root);
   // Each fsync mostly waits (for the disk, or a server's reply): threads overlap the waits.
   size_t threads = std::min(std::max<size_t>(req.threads, 1), std::max<size_t>(n, 1));
-  if (threads <= 1) {
-    fsync_range(root.get(), req, 0, n, errors);
-    return;
-  }
-  std::vector<std::thread> pool;
-  size_t per = (n + threads - 1) / threads;
-  size_t started = 1;
-  try {
-    for (; started < threads; started++) {
-      size_t from = std::min(n, started * per), to = std::min(n, from + per);
-      pool.emplace_back(fsync_range, root.get(), std::cref(req), from, to, errors);
-    }
-  } catch (const std::system_error&) {
-    // No more threads: this one does the slices that did not get one.
-    for (size_t t = started; t < threads; t++)
-      fsync_range(root.get(), req, std::min(n, t * per), std::min(n, t * per + per), errors);
-  }
-  fsync_range(root.get(), req, 0, std::min(n, per), errors);
-  for (std::thread& th : pool) th.join();
+  run_in_slices(n, threads,
+                [&](size_t from, size_t to) { fsync_range(root.get(), req, from, to, errors); });
 }
 
 }  // namespace pc
