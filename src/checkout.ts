@@ -230,7 +230,8 @@ function cacheTree(
   target: EntryList | null,
   plan: Plan,
 ): Buffer[] {
-  if (walked === null || target !== walked.entries || mode === 'paths' || mode === 'restore') {
+  // (A restore walks no tree: walked is null.)
+  if (walked === null || target !== walked.entries || mode === 'paths') {
     return [];
   }
   return [cacheTreeExtension(walked.dirs, plan.result, walked.entries)];

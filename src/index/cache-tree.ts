@@ -9,6 +9,7 @@
 import { loadAddon, type NativeTreeDirs } from '../addon.js';
 import type { EntryList } from '../plan/entries.js';
 import { SAME_IM, joinRows } from '../plan/rows.js';
+import { bytesOf } from './write.js';
 
 export const CACHE_TREE_SIGNATURE = 'TREE';
 
@@ -31,13 +32,12 @@ export function cacheTreeExtension(
  * with a NUL; none, found with three compares, when the lists are the same.
  */
 function differingPaths(result: EntryList, target: EntryList): Buffer {
-  const bytes = (a: Uint32Array): Buffer => Buffer.from(a.buffer, a.byteOffset, 4 * a.length);
   if (
     result.count === target.count &&
     result.paths.equals(target.paths) &&
     result.oids.equals(target.oids) &&
-    bytes(result.modes.subarray(0, result.count)).equals(
-      bytes(target.modes.subarray(0, target.count)),
+    bytesOf(result.modes.subarray(0, result.count)).equals(
+      bytesOf(target.modes.subarray(0, target.count)),
     )
   ) {
     return Buffer.alloc(0);

@@ -69,6 +69,11 @@ export function buildIndex(
   return buf;
 }
 
+/** The bytes of a Uint32Array, as a Buffer over the same memory. */
+export function bytesOf(a: Uint32Array): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
 /**
  * The old index with new stat data where it changed, everything else — entries, flags,
  * extensions — byte for byte: the index of a restore, whose entries are the old ones. Returned
@@ -93,9 +98,8 @@ export function patchIndex(
   let from = 0;
   // Blocks of entries whose stat words are all the same are skipped with one compare: a
   // restore changes a few entries of 80,000.
-  const bytes = (a: Uint32Array): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-  const oldBytes = bytes(oldStats);
-  const newBytes = bytes(newStats);
+  const oldBytes = bytesOf(oldStats);
+  const newBytes = bytesOf(newStats);
   const BLOCK = 64;
   const blockBytes = BLOCK * STAT_WORDS * 4;
   for (let k = 0; k < offsets.length; k++) {

@@ -166,10 +166,12 @@ export async function probe(
   if (hashCandidates.length > 0) {
     const { starts } = req;
     const oidOf = (i: number): Buffer => req.oids.subarray(20 * i, 20 * i + 20);
-    const match = (i: number, id: Buffer | undefined): void => {
-      if (id === undefined || !id.equals(oidOf(i))) return;
+    const matched = (i: number): void => {
       clean[i] = 1;
       hashed[i] = 1;
+    };
+    const match = (i: number, id: Buffer | undefined): void => {
+      if (id !== undefined && id.equals(oidOf(i))) matched(i);
     };
     // Files hashed as they are go to native threads in one batch; links and files with a
     // conversion (attributes, a clean filter) are hashed here.
@@ -191,10 +193,7 @@ export async function probe(
       const oids = Buffer.concat(plain.map(oidOf));
       const same = wt.sameBlobs(paths, oids, req.threads);
       plain.forEach((i, k) => {
-        if (same[k] === 1) {
-          clean[i] = 1;
-          hashed[i] = 1;
-        }
+        if (same[k] === 1) matched(i);
       });
     }
   }
