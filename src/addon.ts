@@ -375,6 +375,7 @@ export const EXPECTED_LAYOUT = {
   ],
   fileStatus: { written: 0, collided: 1, failed: 2 },
   statStatus: { present: 0, absent: 1, failed: 2 },
+  // none 0 and clean 1: the probe takes a copy of the verdicts as its clean flags (probe.ts).
   verdict: { none: 0, clean: 1, dirty: 2, hash: 3 },
   writeFlags: { replace: 1 },
   sync: { none: 0, file: 1, start: 2 },

@@ -240,10 +240,9 @@ function cacheTree(
 /** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
 function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
   const stats = plan.stats.slice();
-  for (let k = 0; k < plan.result.count; k++) {
-    if (plan.write[k] === 1)
-      stats.set(written.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), k * STAT_WORDS);
-  }
+  const { write } = plan;
+  for (let k = write.indexOf(1); k >= 0; k = write.indexOf(1, k + 1))
+    stats.set(written.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), k * STAT_WORDS);
   return stats;
 }
 

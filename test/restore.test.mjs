@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
-import { git } from './helpers/git.mjs';
+import { buildFlatRepo, freshClone, git, gitOut } from './helpers/git.mjs';
 import { runCli } from './helpers/run.mjs';
 import {
   KEEP_FILES,
@@ -174,5 +174,36 @@ describe('restore (git checkout-index -a -f)', () => {
     };
     const { summary } = await compareWithGit(src, { at: 'B', mutate: damage, op, run, cli: true });
     assert.equal(summary.mode, 'restore');
+  });
+});
+
+describe('restore: stat data of entries hashed clean', () => {
+  // A file whose mtime moved by nanoseconds only (same second, same size) is neither dirty nor
+  // clean by its stat data: the restore hashes it, leaves it (same inode) and records its
+  // fresh stat data, as git's refresh would; the whole-index restore takes it in bulk.
+  test('a nanosecond-only touch: kept, and the new index holds the new mtime', async () => {
+    const src = buildFlatRepo(40, { prefix: 'restore-ns' });
+    const dir = freshClone(src.dir);
+    await checkout(dir, { racyWait: false });
+    const rel = 'f/1/file-30.txt';
+    const file = path.join(dir, rel);
+    const before = fs.statSync(file, { bigint: true });
+    const sec = before.mtimeNs / 1_000_000_000n;
+    const nsec = (before.mtimeNs % 1_000_000_000n) ^ 0x5a5a5n; // another nanosecond, same second
+    const when = Number(sec) + Number(nsec) / 1e9;
+    fs.utimesSync(file, when, when);
+    const after = fs.statSync(file, { bigint: true });
+    assert.equal(after.mtimeNs / 1_000_000_000n, sec, 'the touch stays in the same second');
+    assert.notEqual(after.mtimeNs, before.mtimeNs);
+    fs.rmSync(path.join(dir, 'f/0/file-3.txt')); // something to restore
+    const summary = await checkout(dir, { restore: true, racyWait: false });
+    assert.equal(summary.files, 1);
+    assert.equal(fs.statSync(file, { bigint: true }).ino, before.ino, 'not rewritten');
+    const debug = gitOut(dir, 'ls-files', '--debug', '--', rel);
+    const mtime = /mtime: (\d+):(\d+)/.exec(debug);
+    assert.ok(mtime, debug);
+    assert.equal(BigInt(mtime[1]), sec);
+    assert.equal(BigInt(mtime[2]), after.mtimeNs % 1_000_000_000n, 'the fresh nanoseconds');
+    assert.equal(gitOut(dir, 'status', '--porcelain'), '');
   });
 });
