@@ -426,8 +426,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
           // its content is), not before checkout -f or checkout-index (it is rewritten).
           statChangeIsDirty: mode !== 'switch',
         });
-  const kindAt = (r: number): number =>
-    rowProbe[r]! < 0 ? KIND_ABSENT : found.kind(rowProbe[r]!);
+  const kindAt = (r: number): number => (rowProbe[r]! < 0 ? KIND_ABSENT : found.kind(rowProbe[r]!));
   const cleanAt = (r: number): boolean => rowProbe[r]! < 0 || found.clean[rowProbe[r]!] === 1;
   // git's verify_uptodate: a file deleted from the worktree loses nothing when replaced.
   const uptodate = (r: number): boolean => cleanAt(r) || kindAt(r) === KIND_ABSENT;

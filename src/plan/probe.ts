@@ -8,13 +8,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, readFileSync } from 'node:fs';
 import type { WorktreeDir } from '../worktree.js';
-import {
-  STAT_ABSENT,
-  STAT_PRESENT,
-  VERDICT_DIRTY,
-  VERDICT_HASH,
-  type Addon,
-} from '../addon.js';
+import { STAT_ABSENT, STAT_PRESENT, VERDICT_DIRTY, VERDICT_HASH, type Addon } from '../addon.js';
 import { STAT_WORDS } from '../index/write.js';
 import {
   CRLF_AUTO_CRLF,
