@@ -1065,6 +1065,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::SyncFs>("syncFilesystem", napi_enumerable),
                              InstanceMethod<&Addon::Fsync>("fsyncPaths", napi_enumerable),
                              InstanceMethod<&Addon::Rows>("joinRows", napi_enumerable),
+                             InstanceMethod<&Addon::Gather>("gatherEntries", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
                              InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
                                                                    napi_enumerable),
@@ -1087,6 +1088,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value Fsync(const Napi::CallbackInfo& info) { return FsyncPaths(info); }
   Napi::Value ToWorktree(const Napi::CallbackInfo& info) { return ConvertToWorktree(info); }
   Napi::Value Rows(const Napi::CallbackInfo& info) { return pc::binding::JoinRows(info); }
+  Napi::Value Gather(const Napi::CallbackInfo& info) { return pc::binding::GatherEntries(info); }
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return pc::binding::SerializeIndex(info); }
   Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
     return pc::binding::CacheTreeExtension(info);

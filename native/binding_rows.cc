@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "binding_util.h"
+#include "gather.h"
 #include "rows.h"
 
 namespace pc::binding {
@@ -69,6 +70,42 @@ Napi::Value JoinRows(const Napi::CallbackInfo& info) {
   out.Set("m", copy_out<Napi::Int32Array>(env, rows.m));
   out.Set("unmerged", copy_out<Napi::Uint8Array>(env, rows.unmerged));
   out.Set("same", copy_out<Napi::Uint8Array>(env, rows.same));
+  return out;
+}
+
+Napi::Value GatherEntries(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4) throw_arg(env, "gatherEntries(index, target, src, idx)");
+  PathList index = path_list_arg(env, info[0], "index");
+  PathList target = path_list_arg(env, info[1], "target");
+  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+      !info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw_arg(env, "gatherEntries: src must be a Uint8Array and idx an Int32Array");
+  auto src = info[2].As<Napi::Uint8Array>();
+  auto idx = info[3].As<Napi::Int32Array>();
+  if (src.ElementLength() != idx.ElementLength())
+    throw_arg(env, "gatherEntries: src and idx differ in length");
+  GatherRequest req;
+  req.lists[0] = index.count > 0 ? &index : nullptr;
+  req.lists[1] = target.count > 0 ? &target : nullptr;
+  req.src = src.Data();
+  req.idx = idx.Data();
+  req.count = src.ElementLength();
+  if (gather_is_whole(req)) return env.Null();
+  size_t bytes = 0;
+  if (!gather_path_bytes(req, &bytes))
+    throw_arg(env, "gatherEntries: an entry outside its list");
+  auto paths = Napi::Buffer<uint8_t>::New(env, bytes);
+  auto starts = Napi::Uint32Array::New(env, req.count + 1);
+  auto oids = Napi::Buffer<uint8_t>::New(env, 20 * req.count);
+  auto modes = Napi::Uint32Array::New(env, req.count);
+  gather_entries(req, paths.Data(), starts.Data(), oids.Data(), modes.Data());
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("count", Napi::Number::New(env, static_cast<double>(req.count)));
+  out.Set("paths", paths);
+  out.Set("starts", starts);
+  out.Set("oids", oids);
+  out.Set("modes", modes);
   return out;
 }
 

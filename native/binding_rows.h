@@ -16,4 +16,8 @@ PathList path_list_arg(Napi::Env env, const Napi::Value& v, const char* what);
 // { paths: Buffer, starts: Uint32Array, count } or null.
 Napi::Value JoinRows(const Napi::CallbackInfo& info);
 
+// gatherEntries(index, target, src: Uint8Array, idx: Int32Array) -> { count, paths, starts,
+// oids, modes }, or null when the result is one of the lists whole (gather.h).
+Napi::Value GatherEntries(const Napi::CallbackInfo& info);
+
 }  // namespace pc::binding

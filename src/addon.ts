@@ -256,6 +256,16 @@ export interface Addon {
     target: NativePathList | null,
   ): NativeRows;
   /**
+   * The planner's result: entry k is entry idx[k] of the index (src 0) or the target (src 1);
+   * null when that is one of the lists whole and in order.
+   */
+  gatherEntries(
+    index: NativePathList | null,
+    target: NativePathList | null,
+    src: Uint8Array,
+    idx: Int32Array,
+  ): NativePathList | null;
+  /**
    * An index file's bytes for `list` (entries at stage 0, `stats` STAT_WORDS each, the mode
    * recorded being the list's), then the extensions, then 20 zero bytes for the checksum.
    * Versions 3 and 4 write the extended flags of entries that have any.

@@ -4,11 +4,12 @@
 // entries, no-op switches, and the CLI.
 
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
-import { git, gitOut, tmpPath } from './helpers/git.mjs';
+import { Repo, freshClone, git, gitOut, tmpPath } from './helpers/git.mjs';
 import { runCli } from './helpers/run.mjs';
 import {
   KEEP_FILES,
@@ -397,3 +398,75 @@ describe('switch (git checkout <ref>)', () => {
     assert.equal(error.code, 'ERR_WOULD_OVERWRITE');
   });
 });
+
+describe('switch: racy entries the switch keeps', () => {
+  // The one case stat data cannot tell: an entry kept by the switch (the same in both commits)
+  // whose file changed with its size, times and inode exactly as the index records them, the
+  // index being from the file's own second (racy). git hashes it when it writes the new index
+  // and, finding it modified, zeroes its size, so that the next look hashes it again; without
+  // that, the new index (from a later second) would vouch for the old content.
+  test('a racily clean-looking modified file stays modified to git after the switch', async () => {
+    const repo = Repo.init('switch-racy');
+    repo.write('kept.txt', 'kept: version one\n').write('changed.txt', 'a\n');
+    repo.git('add', '-A');
+    repo.git('commit', '-q', '-m', 'one');
+    repo.git('branch', 'other');
+    repo.write('changed.txt', 'b\n');
+    repo.git('commit', '-q', '-am', 'two');
+    for (const tool of ['git', 'pcheckout']) {
+      const dir = freshClone(repo.dir);
+      git(dir, ['checkout', '-q', 'main']);
+      const file = path.join(dir, 'kept.txt');
+      fs.writeFileSync(file, 'kept: version TWO\n'); // same size
+      const past = Math.floor(Date.now() / 1000) - 100;
+      fs.utimesSync(file, past, past);
+      vouchFor(dir, 'kept.txt', past); // the index records exactly this file, in its second
+      if (tool === 'git') git(dir, ['checkout', '-q', 'other']);
+      else await checkout(dir, { ref: 'other', racyWait: false });
+      assert.equal(fs.readFileSync(file, 'utf8'), 'kept: version TWO\n', `${tool}: carried across`);
+      assert.equal(git(dir, ['status', '--porcelain']), ' M kept.txt\n', `${tool}: still modified`);
+    }
+  });
+});
+
+/**
+ * Rewrites the version 2 index of `dir` so that entry `rel` holds the file's current stat data
+ * (its id unchanged), and stamps the index with `second`: the entry is racy, and its stat data
+ * alone says clean.
+ */
+function vouchFor(dir, rel, second) {
+  const file = path.join(dir, '.git', 'index');
+  const buf = fs.readFileSync(file);
+  assert.equal(buf.readUInt32BE(4), 2, 'a version 2 index');
+  const st = fs.lstatSync(path.join(dir, rel), { bigint: true });
+  const want = Buffer.from(rel);
+  let pos = 12;
+  for (let k = 0; k < buf.readUInt32BE(8); k++) {
+    const len = buf.readUInt16BE(pos + 60) & 0xfff;
+    if (buf.subarray(pos + 62, pos + 62 + len).equals(want)) {
+      const words = [
+        st.ctimeNs / 1_000_000_000n,
+        st.ctimeNs % 1_000_000_000n,
+        st.mtimeNs / 1_000_000_000n,
+        st.mtimeNs % 1_000_000_000n,
+        st.dev,
+        st.ino,
+      ];
+      words.forEach((w, j) => buf.writeUInt32BE(Number(w & 0xffffffffn), pos + 4 * j));
+      buf.writeUInt32BE(Number(st.uid), pos + 28);
+      buf.writeUInt32BE(Number(st.gid), pos + 32);
+      buf.writeUInt32BE(Number(st.size), pos + 36);
+      const body = buf.subarray(0, buf.length - 20);
+      crypto
+        .createHash('sha1')
+        .update(body)
+        .digest()
+        .copy(buf, buf.length - 20);
+      fs.writeFileSync(file, buf);
+      fs.utimesSync(file, second, second);
+      return;
+    }
+    pos += (62 + len + 8) & ~7;
+  }
+  assert.fail(`${rel} is not in the index`);
+}

@@ -28,7 +28,7 @@ import {
   type ProbeRequest,
   type ProbeResult,
 } from './probe.js';
-import { SAME_HM, SAME_IH, SAME_IM, joinRows } from './rows.js';
+import { SAME_HM, SAME_IH, SAME_IM, gatherEntries, joinRows } from './rows.js';
 import { MODE_GITLINK, MODE_SYMLINK } from './tree.js';
 
 export type Mode = 'fresh' | 'switch' | 'force' | 'restore' | 'paths';
@@ -365,11 +365,21 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     rowProbe.set(identity(rows.count));
     probes.addAll(rows.count);
   }
+  // The bulk of a switch: rows where HEAD and the target agree and the index holds an entry
+  // not racy are kept without a look (twoway_merge's cases 14 and 15). Tested first, with no
+  // call per row, where nothing else can apply: no pathspec, no cone.
+  const plainSwitch = mode === 'switch' && input.pathspec === null && inCone === null;
+  const { i: rowI, same } = rows;
+  const racyFrom = racySeconds > 0 ? racySeconds : Infinity;
+  const oldStats = index?.stats ?? null;
   for (let r = 0; r < rows.count; r++) {
-    const i = rows.i[r]!;
+    const i = rowI[r]!;
+    if (mode === 'fresh' || whole) break;
+    if (plainSwitch && i >= 0 && (same[r]! & SAME_HM) !== 0) {
+      if (oldStats![i * STAT_WORDS + 2]! < racyFrom) continue;
+    }
     const h = rows.h[r]!;
     const m = rows.m[r]!;
-    if (mode === 'fresh' || whole) break;
     if (scoped[r] === 0) continue;
     if (mode === 'restore') {
       if (!skipWorktree(i) && !known(i)) compareRow(r);
@@ -398,10 +408,11 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   const dirSlots = new Map<string, number>();
   const newDirs = new Set<string>();
   if (mode === 'switch' && M) {
+    const rowM = rows.m;
     for (let r = 0; r < rows.count; r++) {
-      const m = rows.m[r]!;
-      const i = rows.i[r]!;
-      if (m < 0 || (i >= 0 && sameIM(r))) continue;
+      const m = rowM[r]!;
+      if (m < 0 || (same[r]! & SAME_IM) !== 0) continue; // (SAME_IM: the index has it)
+      const i = rowI[r]!;
       for (const d of ancestors(M.name(m))) {
         // A directory seen (as new, when this entry is) has its parents seen the same way.
         if (dirSlots.has(d) && (i >= 0 || newDirs.has(d))) break;
@@ -601,10 +612,19 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     n = rows.count;
   }
   for (let r = 0; r < rows.count; r++) {
-    const i = rows.i[r]!;
+    const i = rowI[r]!;
+    if (whole) break;
+    if (plainSwitch && i >= 0 && (same[r]! & SAME_HM) !== 0 && rowProbe[r]! < 0) {
+      // Kept as it is (what keep does for a row it did not look at).
+      const ext = index!.extFlags[i]! & (SKIP_WORKTREE | INTENT_TO_ADD);
+      resIdx[n] = i;
+      resExt[n] = ext;
+      resVerified[n] = (ext & SKIP_WORKTREE) === 0 && known(i) ? 1 : 0;
+      n++;
+      continue;
+    }
     const h = rows.h[r]!;
     const m = rows.m[r]!;
-    if (whole) break;
     if (scoped[r] === 0) {
       if (i >= 0) keep(r); // outside the pathspec: untouched
     } else if (mode === 'fresh') {
@@ -686,7 +706,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   if (conflicts.count > 0) throw conflicts.error();
 
   // 4. The result index and the write lists.
-  const result = whole ? I! : buildResult(resSrc.subarray(0, n), resIdx.subarray(0, n), I, M);
+  const result = whole ? I! : gatherEntries(resSrc.subarray(0, n), resIdx.subarray(0, n), I, M);
   const writeFlags = resWrite.slice(0, n);
   const replace = resReplace.slice(0, n);
   const stats = whole
@@ -947,50 +967,6 @@ function untrackedInside(
   return false;
 }
 
-/**
- * The result index as one EntryList: each position taken from the index or the target, copied
- * in runs (a restore or a small switch is mostly one long run of the old index).
- */
-function buildResult(
-  src: Uint8Array,
-  idx: Int32Array,
-  I: EntryList | null,
-  M: EntryList | null,
-): EntryList {
-  const n = src.length;
-  // The whole of one list, in order (a restore, or a switch that changes no entry): that list.
-  const whole = n > 0 && (src[0] === 0 ? I : M);
-  if (whole && whole.count === n && idx[0] === 0 && idx[n - 1] === n - 1) {
-    let k = 1;
-    while (k < n && src[k] === src[0] && idx[k] === k) k++;
-    if (k === n) return whole;
-  }
-  let bytes = 0;
-  for (let k = 0; k < n; k++) {
-    const list = src[k] === 0 ? I! : M!;
-    bytes += list.starts[idx[k]! + 1]! - list.starts[idx[k]!]!;
-  }
-  const paths = Buffer.allocUnsafe(bytes);
-  const oids = Buffer.allocUnsafe(20 * n);
-  const modes = new Uint32Array(n);
-  const starts = new Uint32Array(n + 1);
-  let pos = 0;
-  for (let k = 0; k < n;) {
-    const list = src[k] === 0 ? I! : M!;
-    const first = idx[k]!;
-    let end = k + 1;
-    while (end < n && src[end] === src[k] && idx[end] === first + (end - k)) end++;
-    const last = first + (end - k);
-    const shift = pos - list.starts[first]!;
-    for (let j = k; j < end; j++) starts[j] = list.starts[first + (j - k)]! + shift;
-    pos += list.paths.copy(paths, pos, list.starts[first]!, list.starts[last]!);
-    list.oids.copy(oids, 20 * k, 20 * first, 20 * last);
-    modes.set(list.modes.subarray(first, last), k);
-    k = end;
-  }
-  starts[n] = pos;
-  return new EntryList({ count: n, paths, oids, modes, starts });
-}
 
 /**
  * Removes kept index entries that a written entry shadows (a file `a` kept while `a/x` is

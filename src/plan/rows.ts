@@ -1,5 +1,5 @@
-import { EXPECTED_LAYOUT, loadAddon, type NativeRows } from '../addon.js';
-import type { EntryList } from './entries.js';
+import { EXPECTED_LAYOUT, loadAddon, type NativePathList, type NativeRows } from '../addon.js';
+import { EntryList } from './entries.js';
 
 /** The planner's join (its layout is the addon's: see NativeRows). */
 export type Rows = NativeRows;
@@ -9,6 +9,11 @@ export const SAME_IM = EXPECTED_LAYOUT.sameEntry.indexTarget;
 export const SAME_IH = EXPECTED_LAYOUT.sameEntry.indexHead;
 export const SAME_HM = EXPECTED_LAYOUT.sameEntry.headTarget;
 
+const nativeList = (l: EntryList | null): NativePathList | null =>
+  l === null || l.count === 0
+    ? null
+    : { paths: l.paths, starts: l.starts, count: l.count, oids: l.oids, modes: l.modes };
+
 export function joinRows(
   index: EntryList | null,
   stages: Uint8Array | null,
@@ -17,9 +22,30 @@ export function joinRows(
 ): Rows {
   // The merge itself is native: a Buffer.compare per path and list was ~90 ms of a switch of
   // the Linux tree, calls into C++ one at a time.
-  const list = (l: EntryList | null) =>
-    l === null || l.count === 0
-      ? null
-      : { paths: l.paths, starts: l.starts, count: l.count, oids: l.oids, modes: l.modes };
+  const list = nativeList;
   return loadAddon().joinRows(list(index), stages, list(head), list(target));
+}
+
+/**
+ * The list whose entry k is entry idx[k] of I (src[k] 0) or M (src[k] 1): gathered natively, a
+ * copy per run of consecutive entries (a loop per entry here cost ~10 ms of a one-shot switch).
+ */
+export function gatherEntries(
+  src: Uint8Array,
+  idx: Int32Array,
+  I: EntryList | null,
+  M: EntryList | null,
+): EntryList {
+  if (src.length === 0) {
+    return new EntryList({
+      count: 0,
+      paths: Buffer.alloc(0),
+      oids: Buffer.alloc(0),
+      modes: new Uint32Array(0),
+      starts: new Uint32Array(1),
+    });
+  }
+  const gathered = loadAddon().gatherEntries(nativeList(I), nativeList(M), src, idx);
+  if (gathered === null) return src[0] === 0 ? I! : M!; // one of them, whole
+  return new EntryList(gathered);
 }
