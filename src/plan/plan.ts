@@ -967,7 +967,6 @@ function untrackedInside(
   return false;
 }
 
-
 /**
  * Removes kept index entries that a written entry shadows (a file `a` kept while `a/x` is
  * written, or `a/x` kept while a file `a` is written), compacting the result arrays in place.
