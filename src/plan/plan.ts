@@ -757,7 +757,28 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   locateFiles(odb, result, symlinks);
   let fileBytes = 0;
   for (const f of files) fileBytes += f.size;
-  const dirs = mode === 'fresh' ? dirsOfAll(result, writeFlags) : dirsToMake(result, writeFlags);
+  const rmdirs = emptiedDirs(deletes, result, extFlags);
+  // A switch looked at the directories of its new and changed entries: those found to be real
+  // directories, and not removed before the writes, are not made again (an mkdir that fails
+  // with EEXIST and an lstat each: ~700 of them in a 1% switch of the Linux tree).
+  const goneFirst = new Set([
+    ...clears,
+    ...rmdirs,
+    ...deletes.filter((d) => d.dir).map((d) => d.path),
+  ]);
+  const stays = (dir: string): boolean => {
+    for (let d = dir; ; d = d.slice(0, d.lastIndexOf('/'))) {
+      if (goneFirst.has(d)) return false;
+      if (!d.includes('/')) return true;
+    }
+  };
+  const dirs =
+    mode === 'fresh'
+      ? dirsOfAll(result, writeFlags)
+      : dirsToMake(result, writeFlags).filter((d) => {
+          const slot = dirSlots.get(d);
+          return slot === undefined || found.kind(slot) !== KIND_DIR || !stays(d);
+        });
   return {
     mode,
     result,
@@ -770,7 +791,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     gitlinks,
     dirs,
     deletes,
-    rmdirs: emptiedDirs(deletes, result, extFlags),
+    rmdirs,
     clears,
     replaceInTheWay: mode !== 'switch',
     fileBytes,
