@@ -1066,6 +1066,8 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Fsync>("fsyncPaths", napi_enumerable),
                              InstanceMethod<&Addon::Rows>("joinRows", napi_enumerable),
                              InstanceMethod<&Addon::Gather>("gatherEntries", napi_enumerable),
+                             InstanceMethod<&Addon::GatherStat>("gatherStats", napi_enumerable),
+                             InstanceMethod<&Addon::ToDecide>("rowsToDecide", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
                              InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
                                                                    napi_enumerable),
@@ -1089,6 +1091,8 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ToWorktree(const Napi::CallbackInfo& info) { return ConvertToWorktree(info); }
   Napi::Value Rows(const Napi::CallbackInfo& info) { return pc::binding::JoinRows(info); }
   Napi::Value Gather(const Napi::CallbackInfo& info) { return pc::binding::GatherEntries(info); }
+  Napi::Value GatherStat(const Napi::CallbackInfo& info) { return pc::binding::GatherStats(info); }
+  Napi::Value ToDecide(const Napi::CallbackInfo& info) { return pc::binding::RowsToDecide(info); }
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return pc::binding::SerializeIndex(info); }
   Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
     return pc::binding::CacheTreeExtension(info);

@@ -5,6 +5,7 @@
 #include "binding_util.h"
 #include "gather.h"
 #include "rows.h"
+#include "stat.h"
 
 namespace pc::binding {
 
@@ -38,6 +39,14 @@ PathList path_list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
 }
 
 namespace {
+
+// A typed array of the given kind, or a last-resort error naming it.
+template <typename Array>
+Array typed_arg(Napi::Env env, const Napi::Value& v, napi_typedarray_type type, const char* what) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
+    throw_arg(env, std::string(what) + " has the wrong type");
+  return v.As<Array>();
+}
 
 template <typename Array, typename T>
 Array copy_out(Napi::Env env, const std::vector<T>& v) {
@@ -107,6 +116,58 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info) {
   out.Set("oids", oids);
   out.Set("modes", modes);
   return out;
+}
+
+Napi::Value GatherStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsObject()) throw_arg(env, "gatherStats(result, old, fresh)");
+  Napi::Object r = info[0].As<Napi::Object>();
+  auto src = typed_arg<Napi::Uint8Array>(env, r.Get("src"), napi_uint8_array, "src");
+  auto idx = typed_arg<Napi::Int32Array>(env, r.Get("idx"), napi_int32_array, "idx");
+  auto write = typed_arg<Napi::Uint8Array>(env, r.Get("write"), napi_uint8_array, "write");
+  auto slot = typed_arg<Napi::Int32Array>(env, r.Get("freshSlot"), napi_int32_array, "freshSlot");
+  auto smudge = typed_arg<Napi::Uint8Array>(env, r.Get("smudge"), napi_uint8_array, "smudge");
+  auto old = typed_arg<Napi::Uint32Array>(env, info[1], napi_uint32_array, "old");
+  auto fresh = typed_arg<Napi::Uint32Array>(env, info[2], napi_uint32_array, "fresh");
+  const size_t n = src.ElementLength();
+  if (idx.ElementLength() < n || write.ElementLength() < n || slot.ElementLength() < n ||
+      smudge.ElementLength() < n)
+    throw_arg(env, "gatherStats: the per-position arrays differ in length");
+  StatGather req;
+  req.src = src.Data();
+  req.idx = idx.Data();
+  req.write = write.Data();
+  req.fresh_slot = slot.Data();
+  req.smudge = smudge.Data();
+  req.count = n;
+  req.old = old.Data();
+  req.old_count = old.ElementLength() / kStatWords;
+  req.fresh = fresh.Data();
+  req.fresh_count = fresh.ElementLength() / kStatWords;
+  auto out = Napi::Uint32Array::New(env, n * kStatWords);
+  if (!gather_stats(req, out.Data())) throw_arg(env, "gatherStats: an entry outside its array");
+  return out;
+}
+
+Napi::Value RowsToDecide(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsObject()) throw_arg(env, "rowsToDecide(rows, stats, racySeconds)");
+  Napi::Object o = info[0].As<Napi::Object>();
+  auto i = typed_arg<Napi::Int32Array>(env, o.Get("i"), napi_int32_array, "i");
+  auto unmerged = typed_arg<Napi::Uint8Array>(env, o.Get("unmerged"), napi_uint8_array, "unmerged");
+  auto same = typed_arg<Napi::Uint8Array>(env, o.Get("same"), napi_uint8_array, "same");
+  auto stats = typed_arg<Napi::Uint32Array>(env, info[1], napi_uint32_array, "stats");
+  const double racy = integer_arg(env, info[2], 0, 4294967295.0, "racySeconds");
+  const size_t n = i.ElementLength();
+  if (unmerged.ElementLength() != n || same.ElementLength() != n)
+    throw_arg(env, "rowsToDecide: the row arrays differ in length");
+  Rows rows;
+  rows.i.assign(i.Data(), i.Data() + n);
+  rows.unmerged.assign(unmerged.Data(), unmerged.Data() + n);
+  rows.same.assign(same.Data(), same.Data() + n);
+  std::vector<int32_t> out = rows_to_decide(rows, stats.Data(), stats.ElementLength() / kStatWords,
+                                            static_cast<uint32_t>(racy));
+  return copy_out<Napi::Int32Array>(env, out);
 }
 
 }  // namespace pc::binding

@@ -20,4 +20,11 @@ Napi::Value JoinRows(const Napi::CallbackInfo& info);
 // oids, modes }, or null when the result is one of the lists whole (gather.h).
 Napi::Value GatherEntries(const Napi::CallbackInfo& info);
 
+// gatherStats({ src, idx, write, freshSlot, smudge }, old: Uint32Array, fresh: Uint32Array)
+// -> Uint32Array (10 words per position; gather.h).
+Napi::Value GatherStats(const Napi::CallbackInfo& info);
+
+// rowsToDecide({ i, unmerged, same }, stats: Uint32Array, racySeconds) -> Int32Array (rows.h).
+Napi::Value RowsToDecide(const Napi::CallbackInfo& info);
+
 }  // namespace pc::binding

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <limits>
 
+#include "stat.h"
+
 namespace pc {
 
 namespace {
@@ -61,6 +63,27 @@ void gather_entries(const GatherRequest& req, uint8_t* paths, uint32_t* starts, 
     k = end;
   }
   starts[req.count] = pos;
+}
+
+bool gather_stats(const StatGather& req, uint32_t* out) {
+  for (size_t k = 0; k < req.count; k++) {
+    uint32_t* to = out + k * kStatWords;
+    if (req.src[k] != 0 || req.write[k] != 0) {
+      std::memset(to, 0, kStatWords * sizeof(uint32_t));
+      continue;
+    }
+    const int32_t slot = req.fresh_slot[k];
+    const int32_t i = req.idx[k];
+    if (slot >= 0) {
+      if (static_cast<size_t>(slot) >= req.fresh_count) return false;
+      std::memcpy(to, req.fresh + static_cast<size_t>(slot) * kStatWords, kStatWords * sizeof(uint32_t));
+      continue;
+    }
+    if (i < 0 || static_cast<size_t>(i) >= req.old_count) return false;
+    std::memcpy(to, req.old + static_cast<size_t>(i) * kStatWords, kStatWords * sizeof(uint32_t));
+    if (req.smudge[k] != 0) to[9] = 0;
+  }
+  return true;
 }
 
 }  // namespace pc

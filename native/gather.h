@@ -31,4 +31,23 @@ bool gather_path_bytes(const GatherRequest& req, size_t* bytes);
 void gather_entries(const GatherRequest& req, uint8_t* paths, uint32_t* starts, uint8_t* oids,
                     uint32_t* modes);
 
+// The stat data of the same result (10 words an entry): none (zero) for an entry taken from
+// the target or written; the probe's fresh words where fresh_slot[k] >= 0; else the old
+// index's words of entry idx[k], the size zeroed where smudge[k] (git's racily clean entry).
+struct StatGather {
+  const uint8_t* src = nullptr;
+  const int32_t* idx = nullptr;
+  const uint8_t* write = nullptr;
+  const int32_t* fresh_slot = nullptr;
+  const uint8_t* smudge = nullptr;
+  size_t count = 0;
+  const uint32_t* old = nullptr;  // old_count entries
+  size_t old_count = 0;
+  const uint32_t* fresh = nullptr;  // fresh_count entries
+  size_t fresh_count = 0;
+};
+
+// False (out untouched past the entry) when a position names an entry outside its array.
+bool gather_stats(const StatGather& req, uint32_t* out);
+
 }  // namespace pc

@@ -41,4 +41,11 @@ bool valid_path_list(const PathList& list);
 void join_rows(const PathList& index, const uint8_t* stages, const PathList& head,
                const PathList& target, Rows* out);
 
+// The rows a switch decides one by one, in order: every row but those whose index entry is
+// merged, the same as HEAD's and the target's, and not racy (its mtime seconds, word 2 of its
+// `stats`, below `racy_seconds`; 0: nothing is racy). Those are kept as they are, in bulk. The
+// rows' index positions must be below `index_count`, and `stats` hold 10 words for each.
+std::vector<int32_t> rows_to_decide(const Rows& rows, const uint32_t* stats, size_t index_count,
+                                    uint32_t racy_seconds);
+
 }  // namespace pc

@@ -266,6 +266,31 @@ export interface Addon {
     idx: Int32Array,
   ): NativePathList | null;
   /**
+   * The stat data of that result, STAT_WORDS a position: none for entries from the target or
+   * written; the probe's fresh words (`fresh`, by slot) where freshSlot >= 0; else the old
+   * index's, the size zeroed where smudge is 1.
+   */
+  gatherStats(
+    result: {
+      src: Uint8Array;
+      idx: Int32Array;
+      write: Uint8Array;
+      freshSlot: Int32Array;
+      smudge: Uint8Array;
+    },
+    old: Uint32Array,
+    fresh: Uint32Array,
+  ): Uint32Array;
+  /**
+   * The rows a switch decides one by one: all but those whose index entry is merged, the same
+   * as HEAD's and the target's, and not racy (mtime seconds below racySeconds; 0: none racy).
+   */
+  rowsToDecide(
+    rows: Pick<NativeRows, 'i' | 'unmerged' | 'same'>,
+    stats: Uint32Array,
+    racySeconds: number,
+  ): Int32Array;
+  /**
    * An index file's bytes for `list` (entries at stage 0, `stats` STAT_WORDS each, the mode
    * recorded being the list's), then the extensions, then 20 zero bytes for the checksum.
    * Versions 3 and 4 write the extended flags of entries that have any.

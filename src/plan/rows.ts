@@ -1,4 +1,10 @@
-import { EXPECTED_LAYOUT, loadAddon, type NativePathList, type NativeRows } from '../addon.js';
+import {
+  EXPECTED_LAYOUT,
+  loadAddon,
+  type Addon,
+  type NativePathList,
+  type NativeRows,
+} from '../addon.js';
 import { EntryList } from './entries.js';
 
 /** The planner's join (its layout is the addon's: see NativeRows). */
@@ -48,4 +54,21 @@ export function gatherEntries(
   const gathered = loadAddon().gatherEntries(nativeList(I), nativeList(M), src, idx);
   if (gathered === null) return src[0] === 0 ? I! : M!; // one of them, whole
   return new EntryList(gathered);
+}
+
+/**
+ * The rows of a switch to decide one at a time (see NativeRows): the others hold the same
+ * entry in the index, HEAD and the target, not racy, and are kept in bulk.
+ */
+export function rowsToDecide(rows: Rows, stats: Uint32Array, racySeconds: number): Int32Array {
+  return loadAddon().rowsToDecide(rows, stats, racySeconds);
+}
+
+/** The stat data of a gathered result (see the addon's gatherStats): one native pass. */
+export function gatherStats(
+  result: Parameters<Addon['gatherStats']>[0],
+  old: Uint32Array,
+  fresh: Uint32Array,
+): Uint32Array {
+  return loadAddon().gatherStats(result, old, fresh);
 }
