@@ -63,22 +63,26 @@ describe('core.symlinks=false and core.filemode=false', () => {
       for (const op of [{ ref: 'one' }, { ref: 'one', workers: 2, threshold: 0 }]) {
         await compareWithGit(src, { at: 'two', op, run: run(op) });
       }
-      // Local changes git does not count (the exec bit with filemode off) or counts.
+      // Local changes git does not count (the exec bit with filemode off) or counts. The bit is
+      // set on a copy under a new inode: a chmod in place changes only the ctime, which git
+      // compares in whole seconds, so whether checkout -f rewrote the file depended on whether
+      // the chmod fell in the checkout's second (the twins could land on either side).
+      const execCopy = (dir, name) => {
+        const file = path.join(dir, name);
+        fs.copyFileSync(file, `${file}.tmp`);
+        fs.chmodSync(`${file}.tmp`, 0o755);
+        fs.renameSync(`${file}.tmp`, file);
+      };
       const mutate = (dir) => {
-        fs.chmodSync(path.join(dir, 'plain.sh'), 0o755);
-        fs.chmodSync(path.join(dir, 'run.sh'), 0o755);
+        execCopy(dir, 'plain.sh');
+        execCopy(dir, 'run.sh');
         fs.rmSync(path.join(dir, 'link'));
         fs.rmSync(path.join(dir, 'dir', 'uplink'));
       };
       // The same bytes under a new inode, executable: git's checkout -f and checkout-index
       // do not refresh first, so the changed stat data alone makes them rewrite the file (644
       // from the index); a switch refreshes (hashes) first and keeps it.
-      const copied = (dir) => {
-        const file = path.join(dir, 'plain.sh');
-        fs.copyFileSync(file, `${file}.tmp`);
-        fs.chmodSync(`${file}.tmp`, 0o755);
-        fs.renameSync(`${file}.tmp`, file);
-      };
+      const copied = (dir) => execCopy(dir, 'plain.sh');
       for (const op of [{ force: true }, { restore: true }, { ref: 'one' }]) {
         if (op.ref !== undefined && !config['core.filemode']) continue; // a local change then
         await compareWithGit(src, { at: 'two', mutate: copied, op, run: run(op) });
