@@ -161,10 +161,7 @@ Napi::Value RowsToDecide(const Napi::CallbackInfo& info) {
   const size_t n = i.ElementLength();
   if (unmerged.ElementLength() != n || same.ElementLength() != n)
     throw_arg(env, "rowsToDecide: the row arrays differ in length");
-  Rows rows;
-  rows.i.assign(i.Data(), i.Data() + n);
-  rows.unmerged.assign(unmerged.Data(), unmerged.Data() + n);
-  rows.same.assign(same.Data(), same.Data() + n);
+  RowsView rows{i.Data(), unmerged.Data(), same.Data(), n};
   std::vector<int32_t> out = rows_to_decide(rows, stats.Data(), stats.ElementLength() / kStatWords,
                                             static_cast<uint32_t>(racy));
   return copy_out<Napi::Int32Array>(env, out);

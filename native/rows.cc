@@ -94,11 +94,11 @@ void join_rows(const PathList& index, const uint8_t* stages, const PathList& hea
   out->same.resize(n);
 }
 
-std::vector<int32_t> rows_to_decide(const Rows& rows, const uint32_t* stats, size_t index_count,
-                                    uint32_t racy_seconds) {
+std::vector<int32_t> rows_to_decide(const RowsView& rows, const uint32_t* stats,
+                                    size_t index_count, uint32_t racy_seconds) {
   constexpr uint8_t kAllSame = kSameIM | kSameIH | kSameHM;
   std::vector<int32_t> out;
-  for (size_t r = 0; r < rows.i.size(); r++) {
+  for (size_t r = 0; r < rows.count; r++) {
     int32_t i = rows.i[r];
     bool plain = i >= 0 && static_cast<size_t>(i) < index_count && rows.unmerged[r] == 0 &&
                  rows.same[r] == kAllSame &&

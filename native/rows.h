@@ -41,11 +41,19 @@ bool valid_path_list(const PathList& list);
 void join_rows(const PathList& index, const uint8_t* stages, const PathList& head,
                const PathList& target, Rows* out);
 
+// The rows of a join, as the planner holds them (its arrays, `count` each).
+struct RowsView {
+  const int32_t* i = nullptr;
+  const uint8_t* unmerged = nullptr;
+  const uint8_t* same = nullptr;
+  size_t count = 0;
+};
+
 // The rows a switch decides one by one, in order: every row but those whose index entry is
 // merged, the same as HEAD's and the target's, and not racy (its mtime seconds, word 2 of its
-// `stats`, below `racy_seconds`; 0: nothing is racy). Those are kept as they are, in bulk. The
-// rows' index positions must be below `index_count`, and `stats` hold 10 words for each.
-std::vector<int32_t> rows_to_decide(const Rows& rows, const uint32_t* stats, size_t index_count,
-                                    uint32_t racy_seconds);
+// `stats`, below `racy_seconds`; 0: nothing is racy). Those are kept as they are, in bulk. An
+// index position at or past `index_count` (the entries `stats` holds) is decided one by one.
+std::vector<int32_t> rows_to_decide(const RowsView& rows, const uint32_t* stats,
+                                    size_t index_count, uint32_t racy_seconds);
 
 }  // namespace pc
