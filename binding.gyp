@@ -20,6 +20,7 @@
         "native/convert.cc",
         "native/decode_stats.cc",
         "native/delta.cc",
+        "native/dirs.cc",
         "native/gather.cc",
         "native/index_entries.cc",
         "native/index_lender.cc",

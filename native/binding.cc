@@ -1068,6 +1068,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Gather>("gatherEntries", napi_enumerable),
                              InstanceMethod<&Addon::GatherStat>("gatherStats", napi_enumerable),
                              InstanceMethod<&Addon::ToDecide>("rowsToDecide", napi_enumerable),
+                             InstanceMethod<&Addon::Dirs>("dirsOf", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
                              InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
                                                                    napi_enumerable),
@@ -1093,6 +1094,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value Gather(const Napi::CallbackInfo& info) { return pc::binding::GatherEntries(info); }
   Napi::Value GatherStat(const Napi::CallbackInfo& info) { return pc::binding::GatherStats(info); }
   Napi::Value ToDecide(const Napi::CallbackInfo& info) { return pc::binding::RowsToDecide(info); }
+  Napi::Value Dirs(const Napi::CallbackInfo& info) { return pc::binding::DirsOf(info); }
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return pc::binding::SerializeIndex(info); }
   Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
     return pc::binding::CacheTreeExtension(info);

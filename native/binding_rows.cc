@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "binding_util.h"
+#include "dirs.h"
 #include "gather.h"
 #include "rows.h"
 #include "stat.h"
@@ -165,6 +166,20 @@ Napi::Value RowsToDecide(const Napi::CallbackInfo& info) {
   std::vector<int32_t> out = rows_to_decide(rows, stats.Data(), stats.ElementLength() / kStatWords,
                                             static_cast<uint32_t>(racy));
   return copy_out<Napi::Int32Array>(env, out);
+}
+
+Napi::Value DirsOf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2) throw_arg(env, "dirsOf(list, select)");
+  PathList list = path_list_arg(env, info[0], "list");
+  const uint8_t* select = nullptr;
+  if (!info[1].IsNull() && !info[1].IsUndefined()) {
+    auto s = typed_arg<Napi::Uint8Array>(env, info[1], napi_uint8_array, "select");
+    if (s.ElementLength() < list.count) throw_arg(env, "dirsOf: select shorter than the list");
+    select = s.Data();
+  }
+  std::string dirs = dirs_of(list, select);
+  return Napi::Buffer<char>::Copy(env, dirs.data(), dirs.size());
 }
 
 }  // namespace pc::binding

@@ -24,6 +24,9 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info);
 // -> Uint32Array (10 words per position; gather.h).
 Napi::Value GatherStats(const Napi::CallbackInfo& info);
 
+// dirsOf(list, select: Uint8Array | null) -> Buffer of NUL-terminated directories (dirs.h).
+Napi::Value DirsOf(const Napi::CallbackInfo& info);
+
 // rowsToDecide({ i, unmerged, same }, stats: Uint32Array, racySeconds) -> Int32Array (rows.h).
 Napi::Value RowsToDecide(const Napi::CallbackInfo& info);
 

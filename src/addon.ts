@@ -282,6 +282,11 @@ export interface Addon {
     fresh: Uint32Array,
   ): Uint32Array;
   /**
+   * The directories of a list's entries (those with select[k] 1; null: all) and all their
+   * ancestors, each once, parents first: NUL-terminated names.
+   */
+  dirsOf(list: NativePathList, select: Uint8Array | null): Buffer;
+  /**
    * The rows a switch decides one by one: all but those whose index entry is merged, the same
    * as HEAD's and the target's, and not racy (mtime seconds below racySeconds; 0: none racy).
    */

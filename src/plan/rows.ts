@@ -72,3 +72,14 @@ export function gatherStats(
 ): Uint32Array {
   return loadAddon().gatherStats(result, old, fresh);
 }
+
+/**
+ * The directories the selected entries of a list need (select[k] 1; null: all), each once,
+ * parents first, as latin1 names: found natively (a loop per entry here was ~25 ms of a fresh
+ * checkout of the Linux tree).
+ */
+export function dirsOf(list: EntryList, select: Uint8Array | null): string[] {
+  if (list.count === 0) return [];
+  const names = loadAddon().dirsOf(nativeList(list)!, select).toString('latin1');
+  return names === '' ? [] : names.slice(0, -1).split('\0');
+}
