@@ -33,6 +33,7 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
                        {
                            InstanceMethod<&WorktreeWrap::Mkdir>("mkdir"),
                            InstanceMethod<&WorktreeWrap::MkdirMany>("mkdirMany"),
+                           InstanceMethod<&WorktreeWrap::EnsureDirs>("ensureDirs"),
                            InstanceMethod<&WorktreeWrap::Unlink>("unlink"),
                            InstanceMethod<&WorktreeWrap::Rmdir>("rmdir"),
                            InstanceMethod<&WorktreeWrap::RemoveTree>("removeTree"),
@@ -80,6 +81,17 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
     mkdir_many(wt(env), paths, threads, &errors);
     auto out = Napi::Int32Array::New(env, errors.size());
     if (!errors.empty()) std::memcpy(out.Data(), errors.data(), errors.size() * sizeof(int32_t));
+    return out;
+  }
+
+  // ensureDirs(paths: NUL-terminated, parents first) -> Int32Array of errnos: each made, or
+  // already a real directory (0), in order on this thread.
+  Napi::Value EnsureDirs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::vector<const char*> paths;
+    split_paths(env, info[0], &paths);
+    auto out = Napi::Int32Array::New(env, paths.size());
+    for (size_t i = 0; i < paths.size(); i++) out[i] = wt(env).ensure_dir(paths[i], 0777);
     return out;
   }
 

@@ -64,6 +64,18 @@ int Worktree::mkdir(const char* rel, mode_t mode) const {
   return mkdirat(at, name.c_str(), mode) == 0 ? 0 : errno;
 }
 
+int Worktree::ensure_dir(const char* rel, mode_t mode) const {
+  Fd holder;
+  std::string name;
+  int at = parent(rel, &holder, &name);
+  if (at < 0) return errno;
+  if (mkdirat(at, name.c_str(), mode) == 0) return 0;
+  if (errno != EEXIST) return errno;
+  struct stat st;
+  return fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) ? 0
+                                                                                         : EEXIST;
+}
+
 int Worktree::unlink(const char* rel) const {
   Fd holder;
   std::string name;

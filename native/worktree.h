@@ -27,6 +27,9 @@ class Worktree {
 
   // Each returns 0 or an errno.
   int mkdir(const char* rel, mode_t mode) const;
+  // mkdir, where a real directory already there is success too (one lookup of the parent for
+  // both steps); EEXIST when something else is there.
+  int ensure_dir(const char* rel, mode_t mode) const;
   int unlink(const char* rel) const;
   int rmdir(const char* rel) const;
   // Removes rel whatever it is (a directory with everything in it; links are removed, never

@@ -59,6 +59,16 @@ export class WorktreeDir {
     return name(this.native.mkdir(bytes(rel)));
   }
 
+  /**
+   * Makes each directory (parents first) unless a real one is there, in one native call: null
+   * for those done, the errno of the others (EEXIST: something else is there).
+   */
+  ensureDirs(rels: readonly string[]): Errno[] {
+    if (rels.length === 0) return [];
+    const paths = Buffer.from(`${rels.join('\0')}\0`, 'latin1');
+    return [...this.native.ensureDirs(paths)].map(name);
+  }
+
   /** mkdir of many independent directories on native threads (one depth at a time). */
   mkdirMany(rels: string[], threads: number): Errno[] {
     const paths = Buffer.from(rels.map((r) => `${r}\0`).join(''), 'latin1');

@@ -116,7 +116,13 @@ function makeDirs(wt: WorktreeDir, plan: Plan, dirs: readonly string[], gitlinks
     const replaced = wt.unlink(rel) ?? wt.mkdir(rel);
     if (replaced !== null) throw wt.error(replaced, 'create directory', rel);
   };
-  for (const dir of dirs) make(dir);
+  // One native call makes them or finds them real directories (a call per directory from
+  // JavaScript cost ~10 µs: 5,095 directories in the Linux tree); what it could not settle goes
+  // through the checks above, in order.
+  const done = wt.ensureDirs(dirs);
+  dirs.forEach((dir, k) => {
+    if (done[k] !== null) make(dir);
+  });
   for (const k of gitlinks) make(plan.result.name(k));
 }
 
