@@ -28,8 +28,7 @@ export function joinRows(
 ): Rows {
   // The merge itself is native: a Buffer.compare per path and list was ~90 ms of a switch of
   // the Linux tree, calls into C++ one at a time.
-  const list = nativeList;
-  return loadAddon().joinRows(list(index), stages, list(head), list(target));
+  return loadAddon().joinRows(nativeList(index), stages, nativeList(head), nativeList(target));
 }
 
 /**
