@@ -694,11 +694,21 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
       throw_arg(env, "info expects a Buffer of 20-byte ids");
     auto ids = info[0].As<Napi::Buffer<uint8_t>>();
     size_t n = ids.Length() / 20;
+    if (n > static_cast<size_t>(INT32_MAX)) throw_arg(env, "info: too many ids");
+    // Optional: an Int32Array of n filled with the positions in the order they were read.
+    int32_t* order = nullptr;
+    if (info.Length() > 1 && !info[1].IsUndefined()) {
+      if (!info[1].IsTypedArray() ||
+          info[1].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+          info[1].As<Napi::Int32Array>().ElementLength() != n)
+        throw_arg(env, "info: order must be an Int32Array with one element per id");
+      order = info[1].As<Napi::Int32Array>().Data();
+    }
     auto out = Napi::Float64Array::New(env, n * 4);
     pc::Odb& db = odb(env);
     try {
       std::vector<pc::Odb::InfoRow> rows(n);
-      db.info_many(ids.Data(), n, rows.data());
+      db.info_many(ids.Data(), n, rows.data(), order);
       for (size_t i = 0; i < n; i++) {
         double* row = out.Data() + i * 4;
         const pc::Odb::InfoRow& r = rows[i];

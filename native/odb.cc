@@ -302,7 +302,7 @@ void Odb::inflate_to(Pack& pack, const PackEntry& e, uint64_t offset, uint8_t* o
   if (!ok) throw Error(Code::CorruptPack, at(pack, offset) + ": corrupt zlib data");
 }
 
-void Odb::info_many(const uint8_t* ids, size_t n, InfoRow* rows) {
+void Odb::info_many(const uint8_t* ids, size_t n, InfoRow* rows, int32_t* order) {
   struct Key {
     uint64_t pack;  // not in a pack (loose, missing): past every pack
     uint64_t offset;
@@ -318,6 +318,9 @@ void Odb::info_many(const uint8_t* ids, size_t n, InfoRow* rows) {
     if (a.pack != b.pack) return a.pack < b.pack;
     return a.offset != b.offset ? a.offset < b.offset : a.pos < b.pos;
   });
+  if (order != nullptr) {
+    for (size_t i = 0; i < n; i++) order[i] = static_cast<int32_t>(keys[i].pos);
+  }
   for (const Key& k : keys) {
     const uint8_t* oid = ids + k.pos * 20;
     InfoRow& row = rows[k.pos];

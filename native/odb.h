@@ -75,7 +75,9 @@ class Odb {
     int type = 0;
     uint64_t size = 0;
   };
-  void info_many(const uint8_t* ids, size_t n, InfoRow* rows);
+  // `order` (optional, n entries): the positions in that order, packs first (by pack, then
+  // offset), then the loose and missing ones in the order given: how a checkout writes them.
+  void info_many(const uint8_t* ids, size_t n, InfoRow* rows, int32_t* order = nullptr);
   // 0 = none, 1 = unique (copied to out), 2 = ambiguous.
   int resolve_prefix(const OidPrefix& prefix, uint8_t* out);
   // A stream for a whole object, or nullptr if it is stored as a delta (then use read()).

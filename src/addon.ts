@@ -166,8 +166,12 @@ export interface NativeOdb {
     cacheTree: Buffer,
     protect: number,
   ): { lent: number; root: Buffer | null };
-  /** Four numbers per id: pack (-1 loose, -2 missing), offset, inflated size, type. */
-  info(oids: Buffer): Float64Array;
+  /**
+   * Four numbers per id: pack (-1 loose, -2 missing), offset, inflated size, type. `order`, if
+   * given (one element per id), gets the positions in the order they were looked up: by pack
+   * and offset, then the loose and missing ones as given.
+   */
+  info(oids: Buffer, order?: Int32Array): Float64Array;
   resolvePrefix(hex: string): { count: number; oid?: Buffer };
   writeFiles(req: NativeWriteRequest): NativeWriteResult;
   writeFilesAsync(req: NativeWriteRequest): Promise<NativeWriteResult>;

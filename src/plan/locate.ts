@@ -18,40 +18,57 @@ const TYPE_BLOB = 3;
  * checkout before any write.
  */
 export function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[]): FileTask[] {
-  const ids = Buffer.allocUnsafe(fileIdx.length * 20);
-  fileIdx.forEach((idx, k) => entries.oids.copy(ids, k * 20, idx * 20, idx * 20 + 20));
+  const n = fileIdx.length;
+  const ids = Buffer.allocUnsafe(n * 20);
+  // Runs of consecutive entries are copied at once (a fresh checkout's files are a few runs).
+  for (let k = 0; k < n;) {
+    let end = k + 1;
+    while (end < n && fileIdx[end] === fileIdx[k]! + (end - k)) end++;
+    entries.oids.copy(ids, k * 20, fileIdx[k]! * 20, (fileIdx[k]! + (end - k)) * 20);
+    k = end;
+  }
+  // Pack order (by pack and offset, loose ones last) keeps delta families together (bases
+  // before their deltas), so a worker's base cache sees its bases again while they are still
+  // warm, and reads stay sequential: the order the lookup itself went in, so no sort here.
+  const order = new Int32Array(n);
   let info: Float64Array;
   try {
-    info = odb.info(ids);
+    info = odb.info(ids, order);
   } catch (err) {
     throw fromNative(err, 'cannot locate the blobs to check out');
   }
-  const files: FileTask[] = fileIdx.map((index, k) => {
+  const files: FileTask[] = new Array<FileTask>(n);
+  let firstBad = n; // the first entry (in the list's order) that is missing or not a blob
+  for (let j = 0; j < n; j++) {
+    const k = order[j]!;
     const pack = info[4 * k]!;
-    if (pack === -2) {
-      throw new PcheckoutError(
-        'ERR_MISSING_OBJECT',
-        `blob ${entries.oidHex(index)} for ${entries.display(index)} is missing from the repository`,
-        { oid: entries.oidHex(index), path: entries.display(index) },
-      );
-    }
     const type = info[4 * k + 3]!;
-    if (type !== TYPE_BLOB && type !== 6 && type !== 7) {
-      throw new PcheckoutError(
-        'ERR_CORRUPT_OBJECT',
-        `${entries.display(index)} points at ${entries.oidHex(index)}, which is not a blob`,
-        { oid: entries.oidHex(index), path: entries.display(index) },
-      );
+    if (pack === -2 || (type !== TYPE_BLOB && type !== 6 && type !== 7)) {
+      firstBad = Math.min(firstBad, k);
+      continue;
     }
-    return {
-      index,
+    files[j] = {
+      index: fileIdx[k]!,
       pack: pack < 0 ? Number.MAX_SAFE_INTEGER : pack,
       offset: info[4 * k + 1]!,
       size: info[4 * k + 2]!,
     };
-  });
-  // Pack order keeps delta families together (bases before their deltas), so a worker's
-  // base cache sees its bases again while they are still warm, and reads stay sequential.
-  files.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
+  }
+  if (firstBad < n) {
+    const index = fileIdx[firstBad]!;
+    const where = { oid: entries.oidHex(index), path: entries.display(index) };
+    if (info[4 * firstBad] === -2) {
+      throw new PcheckoutError(
+        'ERR_MISSING_OBJECT',
+        `blob ${where.oid} for ${where.path} is missing from the repository`,
+        where,
+      );
+    }
+    throw new PcheckoutError(
+      'ERR_CORRUPT_OBJECT',
+      `${where.path} points at ${where.oid}, which is not a blob`,
+      where,
+    );
+  }
   return files;
 }
