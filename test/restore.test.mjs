@@ -9,6 +9,7 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { buildFlatRepo, freshClone, git, gitOut } from './helpers/git.mjs';
+import { editIndexStat, statWords } from './helpers/raw.mjs';
 import { runCli } from './helpers/run.mjs';
 import {
   KEEP_FILES,
@@ -178,9 +179,11 @@ describe('restore (git checkout-index -a -f)', () => {
 });
 
 describe('restore: stat data of entries hashed clean', () => {
-  // A file whose mtime moved by nanoseconds only (same second, same size) is neither dirty nor
-  // clean by its stat data: the restore hashes it, leaves it (same inode) and records its
-  // fresh stat data, as git's refresh would; the whole-index restore takes it in bulk.
+  // A file whose mtime moved by nanoseconds only (same second, same size, and the index told of
+  // its new ctime: a touch changes the ctime to now, which may be a later second) is neither
+  // dirty nor clean by its stat data: the restore hashes it, leaves it (same inode) and
+  // records its fresh stat data, as git's refresh would; the whole-index restore takes it in
+  // bulk.
   test('a nanosecond-only touch: kept, and the new index holds the new mtime', async () => {
     const src = buildFlatRepo(40, { prefix: 'restore-ns' });
     const dir = freshClone(src.dir);
@@ -195,6 +198,8 @@ describe('restore: stat data of entries hashed clean', () => {
     const after = fs.statSync(file, { bigint: true });
     assert.equal(after.mtimeNs / 1_000_000_000n, sec, 'the touch stays in the same second');
     assert.notEqual(after.mtimeNs, before.mtimeNs);
+    const [ctimeSec, ctimeNsec] = statWords(file);
+    editIndexStat(dir, rel, (words) => words.splice(0, 2, ctimeSec, ctimeNsec));
     fs.rmSync(path.join(dir, 'f/0/file-3.txt')); // something to restore
     const summary = await checkout(dir, { restore: true, racyWait: false });
     assert.equal(summary.files, 1);

@@ -4,12 +4,12 @@
 // entries, no-op switches, and the CLI.
 
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { Repo, freshClone, git, gitOut, tmpPath } from './helpers/git.mjs';
+import { editIndexStat, statWords } from './helpers/raw.mjs';
 import { runCli } from './helpers/run.mjs';
 import {
   KEEP_FILES,
@@ -420,7 +420,9 @@ describe('switch: racy entries the switch keeps', () => {
       fs.writeFileSync(file, 'kept: version TWO\n'); // same size
       const past = Math.floor(Date.now() / 1000) - 100;
       fs.utimesSync(file, past, past);
-      vouchFor(dir, 'kept.txt', past); // the index records exactly this file, in its second
+      // The index records exactly this file, and is stamped with the file's second (racy).
+      const now = statWords(file);
+      editIndexStat(dir, 'kept.txt', (words) => words.splice(0, 10, ...now), { stamp: past });
       if (tool === 'git') git(dir, ['checkout', '-q', 'other']);
       else await checkout(dir, { ref: 'other', racyWait: false });
       assert.equal(fs.readFileSync(file, 'utf8'), 'kept: version TWO\n', `${tool}: carried across`);
@@ -428,45 +430,3 @@ describe('switch: racy entries the switch keeps', () => {
     }
   });
 });
-
-/**
- * Rewrites the version 2 index of `dir` so that entry `rel` holds the file's current stat data
- * (its id unchanged), and stamps the index with `second`: the entry is racy, and its stat data
- * alone says clean.
- */
-function vouchFor(dir, rel, second) {
-  const file = path.join(dir, '.git', 'index');
-  const buf = fs.readFileSync(file);
-  assert.equal(buf.readUInt32BE(4), 2, 'a version 2 index');
-  const st = fs.lstatSync(path.join(dir, rel), { bigint: true });
-  const want = Buffer.from(rel);
-  let pos = 12;
-  for (let k = 0; k < buf.readUInt32BE(8); k++) {
-    const len = buf.readUInt16BE(pos + 60) & 0xfff;
-    if (buf.subarray(pos + 62, pos + 62 + len).equals(want)) {
-      const words = [
-        st.ctimeNs / 1_000_000_000n,
-        st.ctimeNs % 1_000_000_000n,
-        st.mtimeNs / 1_000_000_000n,
-        st.mtimeNs % 1_000_000_000n,
-        st.dev,
-        st.ino,
-      ];
-      words.forEach((w, j) => buf.writeUInt32BE(Number(w & 0xffffffffn), pos + 4 * j));
-      buf.writeUInt32BE(Number(st.uid), pos + 28);
-      buf.writeUInt32BE(Number(st.gid), pos + 32);
-      buf.writeUInt32BE(Number(st.size), pos + 36);
-      const body = buf.subarray(0, buf.length - 20);
-      crypto
-        .createHash('sha1')
-        .update(body)
-        .digest()
-        .copy(buf, buf.length - 20);
-      fs.writeFileSync(file, buf);
-      fs.utimesSync(file, second, second);
-      return;
-    }
-    pos += (62 + len + 8) & ~7;
-  }
-  assert.fail(`${rel} is not in the index`);
-}

@@ -171,3 +171,54 @@ export function writeRawIndex(gitDir, entries) {
   const sum = crypto.createHash('sha1').update(body).digest();
   fs.writeFileSync(path.join(gitDir, 'index'), Buffer.concat([body, sum]));
 }
+
+/** A file's stat data as an index entry records it: ctime s, ns, mtime s, ns, dev, ino, mode, uid, gid, size. */
+export function statWords(file) {
+  const st = fs.lstatSync(file, { bigint: true });
+  const sec = (ns) => ns / 1_000_000_000n;
+  const nsec = (ns) => ns % 1_000_000_000n;
+  return [
+    sec(st.ctimeNs),
+    nsec(st.ctimeNs),
+    sec(st.mtimeNs),
+    nsec(st.mtimeNs),
+    st.dev,
+    st.ino,
+    st.mode,
+    st.uid,
+    st.gid,
+    st.size,
+  ].map((w) => Number(w & 0xffffffffn));
+}
+
+/**
+ * Rewrites the stat words of entry `rel` in the version 2 index of the repository at `dir`:
+ * `edit` gets them (statWords' order) and changes them in place; the checksum is made again.
+ * With `stamp` (seconds), the index file's times are set to it afterwards.
+ */
+export function editIndexStat(dir, rel, edit, { stamp } = {}) {
+  const file = path.join(dir, '.git', 'index');
+  const buf = fs.readFileSync(file);
+  if (buf.readUInt32BE(4) !== 2) throw new Error('editIndexStat: not a version 2 index');
+  const want = Buffer.from(rel);
+  let pos = 12;
+  for (let k = 0; k < buf.readUInt32BE(8); k++) {
+    const len = buf.readUInt16BE(pos + 60) & 0xfff;
+    if (buf.subarray(pos + 62, pos + 62 + len).equals(want)) {
+      const words = Array.from({ length: 10 }, (_, j) => buf.readUInt32BE(pos + 4 * j));
+      edit(words);
+      words.forEach((w, j) => buf.writeUInt32BE(w >>> 0, pos + 4 * j));
+      const body = buf.subarray(0, buf.length - 20);
+      crypto
+        .createHash('sha1')
+        .update(body)
+        .digest()
+        .copy(buf, buf.length - 20);
+      fs.writeFileSync(file, buf);
+      if (stamp !== undefined) fs.utimesSync(file, stamp, stamp);
+      return;
+    }
+    pos += (62 + len + 8) & ~7;
+  }
+  throw new Error(`editIndexStat: ${rel} is not in the index`);
+}
