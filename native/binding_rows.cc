@@ -88,11 +88,8 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info) {
   if (info.Length() < 4) throw_arg(env, "gatherEntries(index, target, src, idx)");
   PathList index = path_list_arg(env, info[0], "index");
   PathList target = path_list_arg(env, info[1], "target");
-  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
-      !info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-    throw_arg(env, "gatherEntries: src must be a Uint8Array and idx an Int32Array");
-  auto src = info[2].As<Napi::Uint8Array>();
-  auto idx = info[3].As<Napi::Int32Array>();
+  auto src = typed_arg<Napi::Uint8Array>(env, info[2], napi_uint8_array, "src");
+  auto idx = typed_arg<Napi::Int32Array>(env, info[3], napi_int32_array, "idx");
   if (src.ElementLength() != idx.ElementLength())
     throw_arg(env, "gatherEntries: src and idx differ in length");
   GatherRequest req;

@@ -48,23 +48,38 @@ size_t parse_loose_header(const uint8_t* p, size_t n, int* type, uint64_t* size)
   return i + 1;
 }
 
-// The type and size of a loose object from the first bytes of its file (one pread, no mapping:
-// a plan locates hundreds of loose blobs, and mapping each cost ~10 µs more). False when those
-// bytes do not give a well-formed, plausible header: the caller then reads the object as a
-// stream, which decides (and reports a corrupt one).
-bool loose_header(const std::string& path, int* type, uint64_t* size) {
+// Up to `cap` bytes from the start of a file into `out`, and its size; false when it cannot be
+// opened or read, or is empty. A file that shrank meanwhile reads short.
+bool read_head(const std::string& path, size_t cap, std::vector<uint8_t>* out, uint64_t* size) {
   Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st;
   if (!fd.valid() || fstat(fd.get(), &st) != 0 || st.st_size <= 0) return false;
-  uint8_t in[4096];
-  const size_t want = std::min<size_t>(sizeof in, static_cast<size_t>(st.st_size));
-  ssize_t got_in = pread(fd.get(), in, want, 0);
-  if (got_in <= 0) return false;
-  InflateStream z(in, static_cast<size_t>(got_in));
+  *size = static_cast<uint64_t>(st.st_size);
+  out->resize(static_cast<size_t>(std::min<uint64_t>(cap, *size)));
+  size_t have = 0;
+  while (have < out->size()) {
+    ssize_t n = pread(fd.get(), out->data() + have, out->size() - have, static_cast<off_t>(have));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    have += static_cast<size_t>(n);
+  }
+  out->resize(have);
+  return have > 0;
+}
+
+// The type and size of a loose object from the first bytes of its file (no mapping: a plan
+// locates hundreds of loose blobs, and mapping each cost ~10 µs more). False when those bytes do
+// not give a well-formed, plausible header: the caller then reads the object as a stream, which
+// decides (and reports a corrupt one).
+bool loose_header(const std::string& path, int* type, uint64_t* size) {
+  std::vector<uint8_t> in;
+  uint64_t file_size = 0;
+  if (!read_head(path, 4096, &in, &file_size)) return false;
+  InflateStream z(in.data(), in.size());
   uint8_t hdr[64];
   long got = z.read(hdr, sizeof hdr);
   return got > 0 && parse_loose_header(hdr, static_cast<size_t>(got), type, size) != 0 &&
-         plausible_size(*size, static_cast<size_t>(st.st_size));
+         plausible_size(*size, static_cast<size_t>(file_size));
 }
 
 class LooseStream : public ObjectStream {
@@ -74,10 +89,12 @@ class LooseStream : public ObjectStream {
     // loose ones) costs more than reading it.
     const uint8_t* data = nullptr;
     size_t len = 0;
-    if (read_small(path, &small_)) {
+    uint64_t file_size = 0;
+    if (read_head(path, kSmall, &small_, &file_size) && file_size <= kSmall) {
       data = small_.data();
       len = small_.size();
     } else {
+      std::vector<uint8_t>().swap(small_);  // a large one: its head was read for nothing
       map_.open(path);
       data = map_.data();
       len = map_.size();
@@ -107,26 +124,6 @@ class LooseStream : public ObjectStream {
 
  private:
   static constexpr size_t kSmall = 64 * 1024;
-
-  // The whole file into `out` when it is at most kSmall bytes; false (nothing read) otherwise,
-  // or when it cannot be opened or read (mapping it then reports why).
-  static bool read_small(const std::string& path, std::vector<uint8_t>* out) {
-    Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st;
-    if (!fd.valid() || fstat(fd.get(), &st) != 0 || st.st_size <= 0 ||
-        static_cast<uint64_t>(st.st_size) > kSmall)
-      return false;
-    out->resize(static_cast<size_t>(st.st_size));
-    size_t have = 0;
-    while (have < out->size()) {
-      ssize_t n = pread(fd.get(), out->data() + have, out->size() - have, static_cast<off_t>(have));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      have += static_cast<size_t>(n);
-    }
-    out->resize(have);  // a file that shrank meanwhile reads short: the inflate then fails
-    return have > 0;
-  }
 
   std::vector<uint8_t> small_;
   MappedFile map_;
