@@ -69,8 +69,8 @@ export function buildIndex(
   return buf;
 }
 
-/** The bytes of a Uint32Array, as a Buffer over the same memory. */
-export function bytesOf(a: Uint32Array): Buffer {
+/** The bytes of a typed array, as a Buffer over the same memory. */
+export function bytesOf(a: Uint16Array | Uint32Array): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 }
 

@@ -16,7 +16,7 @@
  */
 import type { NativeOdb } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
-import { STAT_WORDS } from '../index/write.js';
+import { STAT_WORDS, bytesOf } from '../index/write.js';
 import { EntryList } from './entries.js';
 import { locateFiles, type FileTask } from './locate.js';
 import {
@@ -613,13 +613,15 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
 
   if (whole) {
     // Every row keeps its entry (result position r, no flags: resSrc and resExt stay 0) or is
-    // rewritten from it, and is verified either way (stat data: wholeStats).
+    // rewritten from it, and is verified either way; a row hashed clean takes its fresh stat.
     resIdx.set(identity(rows.count));
     resVerified.fill(1, 0, rows.count);
     for (let r = found.clean.indexOf(0); r >= 0; r = found.clean.indexOf(0, r + 1)) {
       n = r;
       write(r, true, r, false);
     }
+    for (let r = found.hashed.indexOf(1); r >= 0; r = found.hashed.indexOf(1, r + 1))
+      freshSlot[r] = r;
     n = rows.count;
   }
   // A fresh checkout outside any cone writes every row of the target as it is: in bulk (a name
@@ -743,24 +745,22 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   if (conflicts.count > 0) throw conflicts.error();
 
   // 4. The result index and the write lists.
-  const result = whole ? I! : gatherEntries(resSrc.subarray(0, n), resIdx.subarray(0, n), I, M);
+  const result = gatherEntries(resSrc.subarray(0, n), resIdx.subarray(0, n), I, M);
   const writeFlags = resWrite.slice(0, n);
   const replace = resReplace.slice(0, n);
   // Kept entries keep their stat data (zeroed size where smudged), those hashed clean take the
   // probe's, new and written ones have none yet: gathered natively, one copy per entry.
-  const stats = whole
-    ? wholeStats(index!.stats, writeFlags, found.hashed, found.stats)
-    : gatherStats(
-        {
-          src: resSrc.subarray(0, n),
-          idx: resIdx.subarray(0, n),
-          write: writeFlags,
-          freshSlot: freshSlot.subarray(0, n),
-          smudge: smudge.subarray(0, n),
-        },
-        index?.stats ?? new Uint32Array(0),
-        found.stats,
-      );
+  const stats = gatherStats(
+    {
+      src: resSrc.subarray(0, n),
+      idx: resIdx.subarray(0, n),
+      write: writeFlags,
+      freshSlot: freshSlot.subarray(0, n),
+      smudge: smudge.subarray(0, n),
+    },
+    index?.stats ?? new Uint32Array(0),
+    found.stats,
+  );
   const extFlags = new Uint16Array(n);
   extFlags.set(resExt.subarray(0, n));
   const fileIdx: number[] = [];
@@ -819,24 +819,6 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
   };
 }
 
-/**
- * The stat data of a whole restore's index: the old entries' (one copy), those hashed clean
- * fresh from the probe (slot = entry), the rewritten ones left zero (filled once written).
- */
-function wholeStats(
-  old: Uint32Array,
-  write: Uint8Array,
-  hashed: Uint8Array,
-  fresh: Uint32Array,
-): Uint32Array {
-  const stats = old.slice(0, write.length * STAT_WORDS);
-  for (let k = write.indexOf(1); k >= 0; k = write.indexOf(1, k + 1))
-    stats.fill(0, k * STAT_WORDS, (k + 1) * STAT_WORDS);
-  for (let k = hashed.indexOf(1); k >= 0; k = hashed.indexOf(1, k + 1))
-    stats.set(fresh.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), k * STAT_WORDS);
-  return stats;
-}
-
 let identityRows = new Int32Array(0);
 /** 0, 1, … count - 1 (shared, grown as needed: copy it, never write to it). */
 function identity(count: number): Int32Array {
@@ -849,7 +831,7 @@ function identity(count: number): Int32Array {
 
 /** Whether every byte of a typed array is zero (one memcmp against a zeroed buffer). */
 function allZero(a: Uint16Array): boolean {
-  const bytes = Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  const bytes = bytesOf(a);
   return bytes.equals(Buffer.alloc(bytes.length));
 }
 
