@@ -103,9 +103,11 @@ function describe(s: CheckoutSummary): string {
   const head =
     s.mode === 'materialize'
       ? `Materialized ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
-      : s.detached
-        ? `HEAD is now at ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
-        : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
+      : s.mode === 'restore'
+        ? 'Restored from the index' // no commit: HEAD is neither read nor moved
+        : s.detached
+          ? `HEAD is now at ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
+          : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
   const how =
     (s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially') +
     (s.filters.files > 0 ? ` (${s.filters.files} through external filters)` : '');

@@ -103,6 +103,26 @@ describe('cli', () => {
     assertMatchesGit(dir, repo);
   });
 
+  test('the line on stderr names the branch, the detached commit, or the restore', () => {
+    const dir = freshClone(repo);
+    let r = runCli([dir]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /^On branch main: \d+ files, /);
+    r = runCli([dir, 'HEAD~1']);
+    assert.match(
+      r.stderr,
+      new RegExp(`^HEAD is now at ${gitOut(dir, 'rev-parse', 'HEAD').slice(0, 12)}: `),
+    );
+    fs.rmSync(path.join(dir, 'run.sh'), { force: true });
+    fs.rmSync(path.join(dir, 'f/0/file-1.txt'));
+    r = runCli(['--restore', dir]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /^Restored from the index: 1 files, .*\(1 created, 0 updated, 0 removed\)\n$/,
+    );
+  });
+
   test('bad ref: non-zero exit, one line with ERR_BAD_REF, nothing written', () => {
     const dir = freshClone(repo);
     const stateBefore = targetState(dir);
