@@ -51,7 +51,30 @@ export class GitConfig {
     return config;
   }
 
+  /**
+   * git's protected config: system, global and the command line, never the repository's own
+   * files (what safe.directory is read from, before any repository file is trusted). An
+   * includeIf on the git directory or the branch is false there, as for git.
+   */
+  static loadProtected(env: NodeJS.ProcessEnv = process.env): GitConfig {
+    const ctx: LoadContext = { env, gitDir: null, branch: () => null, remoteUrls: () => [] };
+    const config = new GitConfig();
+    config.readUserFiles(ctx);
+    config.readCommandLine(ctx);
+    return config;
+  }
+
   private readSequence(commonDir: string, gitDir: string, ctx: LoadContext): void {
+    this.readUserFiles(ctx);
+    this.readTop(join(commonDir, 'config'), false, ctx);
+    if (this.getBool('extensions.worktreeconfig') === true) {
+      this.readTop(join(gitDir, 'config.worktree'), false, ctx);
+    }
+    this.readCommandLine(ctx);
+  }
+
+  /** The system file, then the global ones (XDG, then ~/.gitconfig). */
+  private readUserFiles(ctx: LoadContext): void {
     const { env } = ctx;
     if (!truthy(env['GIT_CONFIG_NOSYSTEM'])) {
       this.readTop(env['GIT_CONFIG_SYSTEM'] ?? '/etc/gitconfig', false, ctx);
@@ -70,11 +93,6 @@ export class GitConfig {
       if (xdgFile) this.readTop(xdgFile, true, ctx);
       if (home) this.readTop(join(home, '.gitconfig'), true, ctx);
     }
-    this.readTop(join(commonDir, 'config'), false, ctx);
-    if (this.getBool('extensions.worktreeconfig') === true) {
-      this.readTop(join(gitDir, 'config.worktree'), false, ctx);
-    }
-    this.readCommandLine(ctx);
   }
 
   /**
@@ -381,7 +399,11 @@ function passwdHome(user: string): string | undefined {
  * git's interpolate_path(): `~/` is $HOME (its real path with `realHome`), `~user/` that
  * user's home, `%(prefix)/` git's prefix (/usr for Debian's git). null when it cannot expand.
  */
-function interpolatePath(path: string, env: NodeJS.ProcessEnv, realHome: boolean): string | null {
+export function interpolatePath(
+  path: string,
+  env: NodeJS.ProcessEnv,
+  realHome: boolean,
+): string | null {
   if (path.startsWith('%(prefix)/')) return join('/usr', path.slice(10));
   if (!path.startsWith('~')) return path;
   const slash = path.indexOf('/');

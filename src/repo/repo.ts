@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { ensureOwnership } from './ownership.js';
 import { GitConfig } from './config.js';
 import { PcheckoutError } from '../errors.js';
 import { parseSharedRepository } from '../perms.js';
@@ -48,11 +49,20 @@ export function openRepo(start: string, env: NodeJS.ProcessEnv = process.env): R
     }
     return finish(gitDir, from, envWorktree ?? null);
   }
+  // A repository found by discovery (not named by GIT_DIR, as for git) must pass git's
+  // ownership rule before its config is read.
   for (let dir = from; ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
     const gitDir = gitDirAt(dotGit);
-    if (gitDir !== undefined) return finish(gitDir, dir, envWorktree);
-    if (dir === from && looksLikeGitDir(dir)) return finish(dir, undefined, envWorktree);
+    if (gitDir !== undefined) {
+      const gitFile = gitDir === dotGit ? null : dotGit;
+      ensureOwnership({ worktree: dir, gitDir, gitFile }, env);
+      return finish(gitDir, dir, envWorktree);
+    }
+    if (dir === from && looksLikeGitDir(dir)) {
+      ensureOwnership({ worktree: null, gitDir: dir, gitFile: null }, env);
+      return finish(dir, undefined, envWorktree);
+    }
     if (dirname(dir) === dir) break;
   }
   throw new PcheckoutError(
