@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadAddon, type Addon, type NativeDecodeStats, type NativeOdb } from './addon.js';
 import { Resources } from './resources.js';
 import { descriptorHint } from './write/write.js';
@@ -50,6 +50,7 @@ import { checkoutRef, type FilterStepSettings } from './write/filtered.js';
 import { FilterSession, type FilterFailure } from './write/filters.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorktreeDir } from './worktree.js';
+import { claimTarget, MATERIALIZE_META } from './materialize-target.js';
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
 export type { FsyncMode, FsyncSummary } from './write/durability.js';
@@ -547,10 +548,7 @@ export function checkoutJob(repoPath: string, options: CheckoutOptions): Job {
   };
 }
 
-/** Where a materialized directory keeps its index: `.git`, the one name no tree may hold. */
-export const MATERIALIZE_META = '.git';
-
-/** A materialize into a directory outside the repository. */
+/** A materialize into a directory outside the repository that is empty or already ours. */
 export function materializeJob(
   repoPath: string,
   targetDir: string,
@@ -558,33 +556,11 @@ export function materializeJob(
 ): Job {
   const settings = validateMaterialize(repoPath, targetDir, options);
   const repo = openRepo(repoPath);
-  const target = resolve(targetDir);
-  for (const inside of [repo.gitDir, repo.commonDir]) {
-    if (target === inside || target.startsWith(`${inside}/`)) {
-      throw new PcheckoutError(
-        'ERR_INVALID_OPTION',
-        `cannot materialize into ${target}: it is inside the git directory ${inside}`,
-        { path: target },
-      );
-    }
-  }
-  if (repo.worktree && (target === repo.worktree || target.startsWith(`${repo.worktree}/`))) {
-    throw new PcheckoutError(
-      'ERR_INVALID_OPTION',
-      `cannot materialize into ${target}: it is inside the repository's worktree ${repo.worktree} (use checkout there, or a directory outside)`,
-      { path: target },
-    );
-  }
-  const meta = join(target, MATERIALIZE_META);
-  try {
-    mkdirSync(meta, { recursive: true });
-  } catch (err) {
-    throw fromSystem(err, 'create', meta);
-  }
+  const { worktree, meta } = claimTarget(targetDir, repo, settings.force === true);
   return {
     settings,
     repo,
-    worktree: target,
+    worktree,
     indexPath: join(meta, 'index'),
     materialize: true,
     start: repoPath,

@@ -29,9 +29,10 @@ makes the exit status non-zero once the checkout is done.
 
 Options:
   -C <path>             run as if started in <path> (repeatable; relative ones stack)
-      --target <dir>    materialize: write the tree of <ref> into <dir> (any directory outside
-                        the repository; a later run writes only the difference; its record
-                        is kept in <dir>/.git); the repository is not touched
+      --target <dir>    materialize: write the tree of <ref> into <dir>, a new or empty directory
+                        outside the repository (a later run writes only the difference; its
+                        record is kept in <dir>/.git); never a git repository; with --force, a
+                        non-empty plain directory too; the repository is not touched
   -f, --force           overwrite local changes and untracked files in the way (git checkout -f);
                         without <ref>, reset the index and worktree to HEAD
       --restore         make the worktree match the index (git checkout-index -a -f)
@@ -223,8 +224,8 @@ async function main(argv: string[]): Promise<number> {
   const cwd = (values.C ?? []).reduce((dir, p) => (p === '' ? dir : resolve(dir, p)), '.');
   const { repo, ref } = placeArguments(cwd, positionals);
   const target = values.target === undefined ? undefined : resolve(cwd, values.target);
-  if (target !== undefined && (values.force || values.restore)) {
-    usageError('--target cannot be combined with --force or --restore');
+  if (target !== undefined && values.restore) {
+    usageError('--target cannot be combined with --restore');
   }
   if (paths.length > 0 && target === undefined) assertAtTop(repo);
   const workers = integerFlag('workers', values.workers);
@@ -252,13 +253,13 @@ async function main(argv: string[]): Promise<number> {
       signal: controller.signal,
       racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
       ...(values.fsync !== undefined ? { fsync: fsyncFlag(values.fsync) } : {}),
+      ...(values.force ? { force: true } : {}),
     };
     const summary =
       target !== undefined
         ? await materialize(repo, target, common)
         : await checkout(repo, {
             ...common,
-            ...(values.force ? { force: true } : {}),
             ...(values.restore ? { restore: true } : {}),
           });
     bar?.clear();
@@ -296,12 +297,15 @@ main(process.argv.slice(2)).then(
     if (err instanceof PcheckoutError) {
       process.stderr.write(`pcheckout: ${err.code}: ${err.message.split('\n').join('\n  ')}\n`);
       // A usage error 2; stopped by a signal, 128 + its number as a shell reports it; else 1.
+      // A repository git refuses to trust: 128, git's exit status for it.
       process.exitCode =
         err.code === 'ERR_INVALID_OPTION'
           ? 2
-          : err.code === 'ERR_ABORTED' && interruptedBy !== undefined
-            ? 128 + osConstants.signals[interruptedBy]
-            : 1;
+          : err.code === 'ERR_DUBIOUS_OWNERSHIP'
+            ? 128
+            : err.code === 'ERR_ABORTED' && interruptedBy !== undefined
+              ? 128 + osConstants.signals[interruptedBy]
+              : 1;
     } else {
       process.stderr.write(`pcheckout: internal error: ${(err as Error)?.stack ?? err}\n`);
       process.exitCode = 70;

@@ -27,6 +27,10 @@ export const ErrorCodes = {
   ERR_ADDON_LOAD: 'the native addon could not be loaded',
   ERR_INTERNAL: "pcheckout's own bug: an internal check failed",
   ERR_BAD_ATTRIBUTE: 'an attribute has a value git refuses',
+  ERR_TARGET_NOT_OURS:
+    "a materialize target is a git repository, or a non-empty directory without pcheckout's record",
+  ERR_DUBIOUS_OWNERSHIP:
+    'the repository is owned by another user and safe.directory does not allow it (git exits 128)',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -62,7 +62,11 @@ export interface CheckoutOptions {
 }
 
 /** Options of `materialize()`: the same as a checkout's, less what concerns a repository's own worktree. */
-export type MaterializeOptions = Omit<CheckoutOptions, 'force' | 'restore' | 'hooks'>;
+/**
+ * A materialize's options: a checkout's, less restore and hooks. `force` takes a non-empty
+ * directory that holds no pcheckout record (never a git repository).
+ */
+export type MaterializeOptions = Omit<CheckoutOptions, 'restore' | 'hooks'>;
 
 export interface Settings {
   ref: string | undefined;
@@ -176,7 +180,7 @@ export function validate(
 }
 
 const MATERIALIZE_KEYS = new Set(
-  [...CHECKOUT_KEYS].filter((k) => k !== 'force' && k !== 'restore' && k !== 'hooks'),
+  [...CHECKOUT_KEYS].filter((k) => k !== 'restore' && k !== 'hooks'),
 );
 
 export function validateMaterialize(

@@ -155,7 +155,7 @@ describe('cli', () => {
       assert.ok(fs.existsSync(path.join(dir, name)) || fs.lstatSync(path.join(dir, name)), name);
     }
     assert.deepEqual(targetState(repo.dir), state, 'the repository changed');
-    assertCodedFailure(runCli(['--target', dir, '--force', repo.dir]), 'ERR_INVALID_OPTION');
+    assertCodedFailure(runCli(['--target', dir, '--restore', repo.dir]), 'ERR_INVALID_OPTION');
   });
 
   test('untracked file in the way: ERR_WOULD_OVERWRITE', () => {

@@ -208,7 +208,7 @@ describe('callbacks, aborts and options', () => {
     const target = tmpDir('unknown-key');
     await assertRejectsWith(
       PcheckoutError,
-      () => materialize(repo.dir, target, { force: true }),
+      () => materialize(repo.dir, target, { restore: true }),
       'ERR_INVALID_OPTION',
     );
     assert.deepEqual(targetState(dir), before);

@@ -1,0 +1,207 @@
+/**
+ * Which directories a materialize may write into: an empty (or new) directory, or one that holds
+ * pcheckout's own record. A git repository is never one, whatever the options say: its index is
+ * not ours to replace, nor its files ours to delete. Everything here is decided before the
+ * target's index, or any other file in it, is read.
+ */
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fromSystem, PcheckoutError } from './errors.js';
+import type { Repo } from './repo/repo.js';
+
+/** Where a materialized directory keeps its index: `.git`, the one name no tree may hold. */
+export const MATERIALIZE_META = '.git';
+
+/**
+ * The record: a file no git repository has, written into the metadata directory before any
+ * file of the tree, and checked before anything in the target is read.
+ */
+export const MARKER_NAME = 'pcheckout-target';
+const MARKER_TEXT =
+  "pcheckout materialized directory: this .git holds pcheckout's record of the files here; it is not a git repository\n";
+
+/** The note written beside the index by pcheckout before the record existed. */
+const LEGACY_NOTE = 'pcheckout.json';
+
+/** A target that passed: its real path and its metadata directory, the record in it written. */
+export interface ClaimedTarget {
+  worktree: string;
+  meta: string;
+}
+
+const notOurs = (target: string, why: string): never => {
+  throw new PcheckoutError('ERR_TARGET_NOT_OURS', `cannot materialize into ${target}: ${why}`, {
+    path: target,
+  });
+};
+
+function kindAt(path: string): 'missing' | 'dir' | 'file' | 'link' | 'other' {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw fromSystem(err, 'lstat', path);
+  }
+  if (st.isSymbolicLink()) return 'link';
+  if (st.isDirectory()) return 'dir';
+  if (st.isFile()) return 'file';
+  return 'other';
+}
+
+/** What git takes for a git directory, or a part of one: a HEAD, objects/ or refs/ in it. */
+function looksLikeRepository(dir: string): boolean {
+  return ['HEAD', 'objects', 'refs', 'commondir', 'gitdir'].some(
+    (name) => kindAt(join(dir, name)) !== 'missing',
+  );
+}
+
+function hasRecord(meta: string): boolean {
+  try {
+    return readFileSync(join(meta, MARKER_NAME), 'utf8') === MARKER_TEXT;
+  } catch {
+    return false;
+  }
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** The real path a directory not made yet will have. */
+function realOfNew(path: string): string {
+  const rest: string[] = [];
+  let dir = path;
+  while (kindAt(dir) === 'missing' && dirname(dir) !== dir) {
+    rest.unshift(basename(dir));
+    dir = dirname(dir);
+  }
+  return join(realOrSelf(dir), ...rest);
+}
+
+const within = (path: string, dir: string): boolean =>
+  path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+
+/**
+ * Decides whether `targetDir` may be materialized into, and claims it (the record written
+ * first) when it may. `force`: a non-empty plain directory without the record is taken too —
+ * never a repository, nor one inside or around the source repository.
+ */
+export function claimTarget(targetDir: string, repo: Repo, force: boolean): ClaimedTarget {
+  const given = resolve(targetDir);
+  const kind = kindAt(given);
+  if (kind !== 'dir' && kind !== 'missing') {
+    let isDir = false;
+    try {
+      isDir = kind === 'link' && statSync(given).isDirectory();
+    } catch {
+      /* a dangling link */
+    }
+    if (!isDir) notOurs(given, 'it exists and is not a directory');
+  }
+  // Every check on the real path (a symlinked target is judged by where its writes would land),
+  // and all of them before anything is made: a new target's real path is its nearest existing
+  // ancestor's, with the rest of the path after it.
+  const target = kind === 'missing' ? realOfNew(given) : realOrSelf(given);
+
+  const own = [repo.gitDir, repo.commonDir, repo.worktree].filter((p) => p !== '').map(realOrSelf);
+  for (const dir of own) {
+    if (within(target, dir)) {
+      const what =
+        dir === realOrSelf(repo.worktree) ? "the repository's worktree" : 'the git directory';
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `cannot materialize into ${target}: it is inside ${what} ${dir} (use checkout there, or a directory outside)`,
+        { path: target },
+      );
+    }
+    if (within(dir, target)) {
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `cannot materialize into ${target}: it contains the repository at ${dir}`,
+        { path: target },
+      );
+    }
+  }
+
+  // A git directory anywhere up the path (a target under some repository's .git), or a target
+  // inside another materialized directory, whose record would then describe our files too.
+  for (let dir = dirname(target); ; dir = dirname(dir)) {
+    if (kindAt(join(dir, 'HEAD')) !== 'missing' && looksGitDir(dir)) {
+      notOurs(target, `it is inside the git directory ${dir}`);
+    }
+    if (hasRecord(join(dir, MATERIALIZE_META))) {
+      notOurs(target, `it is inside the materialized directory ${dir}`);
+    }
+    if (dirname(dir) === dir) break;
+  }
+
+  if (kind === 'missing') {
+    try {
+      mkdirSync(target, { recursive: true });
+    } catch (err) {
+      throw fromSystem(err, 'create', target);
+    }
+  }
+  if (looksGitDir(target)) notOurs(target, 'it is a git repository');
+  const meta = join(target, MATERIALIZE_META);
+  const metaKind = kindAt(meta);
+  let ours = false;
+  if (metaKind === 'file' || metaKind === 'link' || metaKind === 'other') {
+    notOurs(
+      target,
+      `it holds a git repository (${meta} is a ${metaKind === 'file' ? 'gitfile' : 'link'})`,
+    );
+  } else if (metaKind === 'dir') {
+    if (looksLikeRepository(meta)) notOurs(target, 'it holds a git repository');
+    // A target pcheckout wrote before the record existed: its note beside the index.
+    ours = hasRecord(meta) || kindAt(join(meta, LEGACY_NOTE)) === 'file';
+    if (!ours && readdirSync(meta).length > 0) {
+      notOurs(target, `${meta} exists and holds no pcheckout record`);
+    }
+  }
+  if (!ours) {
+    const entries = readdirSync(target).filter((n) => n !== MATERIALIZE_META);
+    if (entries.length > 0 && !force) {
+      notOurs(
+        target,
+        'it is not empty and holds no pcheckout record (force: true / --force takes a plain directory anyway)',
+      );
+    }
+  }
+  if (!hasRecord(meta)) {
+    try {
+      mkdirSync(meta, { recursive: true });
+      writeFileSync(join(meta, MARKER_NAME), MARKER_TEXT);
+    } catch (err) {
+      throw fromSystem(err, 'create', meta);
+    }
+  }
+  return { worktree: target, meta };
+}
+
+/** A git directory proper: HEAD, with objects/ and refs/ (in it, or in its commondir). */
+function looksGitDir(dir: string): boolean {
+  if (kindAt(join(dir, 'HEAD')) === 'missing') return false;
+  let common = dir;
+  try {
+    common = resolve(dir, readFileSync(join(dir, 'commondir'), 'utf8').trim());
+  } catch {
+    /* no commondir */
+  }
+  return (
+    kindAt(join(common, 'objects')) !== 'missing' && kindAt(join(common, 'refs')) !== 'missing'
+  );
+}
