@@ -423,6 +423,7 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
       const r = toDecide ? toDecide[k]! : k;
       const m = rowM[r]!;
       if (m < 0 || (same[r]! & SAME_IM) !== 0) continue; // (SAME_IM: the index has it)
+      if (outOfCone(r)) continue; // never written: nothing in the way
       const i = rowI[r]!;
       for (const d of ancestors(M.name(m))) {
         // A directory seen (as new, when this entry is) has its parents seen the same way.
@@ -502,8 +503,24 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
         ? 1
         : 0;
     if (slot >= 0 && found.hashed[slot] === 1) freshSlot[n] = slot;
-    else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch') smudge[n] = 1;
+    else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch' && statSame(slot, i))
+      smudge[n] = 1;
     n++;
+  };
+  /**
+   * Whether the worktree's fresh stat data (probe slot) is still the index entry's: git
+   * smudges a kept entry's size only then (racily clean: the stat data matches, the content
+   * does not); a file whose stat data changed keeps its entry as it was.
+   */
+  const statSame = (slot: number, i: number): boolean => {
+    const kind = found.kind(slot);
+    if (kind !== KIND_FILE && kind !== KIND_SYMLINK) return false;
+    const a = slot * STAT_WORDS;
+    const b = i * STAT_WORDS;
+    for (const w of [0, 1, 2, 3, 5, 7, 8, 9]) {
+      if (found.stats[a + w] !== index!.stats[b + w]) return false;
+    }
+    return true;
   };
   /** An entry taken into the index without its file (no stat data, as a new entry from a tree). */
   const indexOnly = (k: number): void => {
@@ -521,16 +538,29 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
     }
     deletes.push({ path: I!.name(i), dir: false });
   };
-  /** An entry outside the cone: recorded with the skip-worktree bit, its file kept away. */
+  /**
+   * An entry outside the cone: recorded with the skip-worktree bit, its file kept away. A
+   * forced checkout removes the file of an entry leaving the cone even when it is modified
+   * (git's oneway_merge marks such an entry for update, and apply_sparse_checkout then removes
+   * every file marked so without looking); an entry it keeps as it is (the same in the index
+   * and the target) keeps its stat data, as git's does.
+   */
   const skip = (r: number, k: number): void => {
     const i = rows.i[r]!;
     if (i >= 0 && rows.unmerged[r] === 0 && (index!.extFlags[i]! & SKIP_WORKTREE) === 0) {
       const kind = kindAt(r);
-      if ((kind === KIND_FILE || kind === KIND_SYMLINK) && !cleanAt(r)) {
+      if (mode !== 'force' && (kind === KIND_FILE || kind === KIND_SYMLINK) && !cleanAt(r)) {
         write(r, false, k, false, true); // modified: git leaves it checked out
         return;
       }
       dropFile(r, i);
+      if (mode === 'force' && sameIM(r)) {
+        resSrc[n] = 0;
+        resIdx[n] = i;
+        resExt[n] = SKIP_WORKTREE;
+        n++;
+        return;
+      }
     }
     resSrc[n] = 1;
     resIdx[n] = k;
@@ -709,7 +739,8 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
         // The path's removal is staged: fine while the target does not change it.
         if (!sameHM(r)) conflicts.localChanges.push(display(M!.name(m)));
       } else {
-        untrackedInTheWay(r, M!.name(m), conflicts.untrackedOverwritten);
+        // Outside the cone nothing is written: git's verify_absent does not look there.
+        if (!outOfCone(r)) untrackedInTheWay(r, M!.name(m), conflicts.untrackedOverwritten);
         write(r, false, m, true);
       }
     } else if (h >= 0) {

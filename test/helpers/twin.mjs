@@ -123,10 +123,19 @@ export function assertSameSnapshot(actual, expected, what) {
 
 /**
  * `git ls-files -s -v` (one call): { text, entries: Map(path → [{ tag, mode, oid, stage }]) }
- * (several stages when unmerged). `text` is compared between twins as is.
+ * (several stages when unmerged). `text` is compared between twins as is. The skip-worktree
+ * bits are the index file's: git 2.39 otherwise clears, as it reads the index, the bit of
+ * every entry whose file is present (sparse.expectFilesOutsideOfPatterns=false, the default).
  */
 export function readIndex(dir) {
-  const text = git(dir, ['ls-files', '-s', '-v', '-z']);
+  const text = git(dir, [
+    '-c',
+    'sparse.expectFilesOutsideOfPatterns=true',
+    'ls-files',
+    '-s',
+    '-v',
+    '-z',
+  ]);
   const entries = new Map();
   for (const line of text.split('\0')) {
     if (!line) continue;
