@@ -50,6 +50,7 @@ import { checkoutRef, type FilterStepSettings } from './write/filtered.js';
 import { FilterSession, type FilterFailure } from './write/filters.js';
 import { detectFilesystem, type FilesystemInfo } from './write/filesystem.js';
 import { WorktreeDir } from './worktree.js';
+import { partWay, type PartWayContext } from './part-way.js';
 import { claimTarget, MATERIALIZE_META } from './materialize-target.js';
 export type { Progress } from './write/write.js';
 export type { Mode } from './plan/plan.js';
@@ -267,6 +268,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
   const indexLock = new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
   let headUpdate: HeadUpdate | undefined;
   let worktree: WorktreeDir | undefined;
+  let partWayContext: PartWayContext | null = null;
   // External filters run from the worktree's top, as git runs them; a materialized directory is
   // no repository, so they are told where it is (as git --git-dir --work-tree would). Processes
   // start on first use and are shut down when the run ends, however it ends.
@@ -378,7 +380,13 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     killPoint();
     if (settings.signal?.aborted) throw aborted(settings.signal);
 
-    // Write: removals, directories, files (in process or on the pool), links.
+    // Write: removals, directories, files (in process or on the pool), links. From here until
+    // the index is committed, a stop leaves the worktree part-way: its error says how to finish.
+    partWayContext = {
+      mode: job.materialize ? 'materialize' : mode,
+      ref: settings.ref,
+      paths: settings.paths,
+    };
     const outcome = await execute(odb, plan, {
       root: job.worktree,
       worktree: wt,
@@ -413,7 +421,16 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       throw new PcheckoutError(
         isErrorCode(first.code) ? first.code : 'ERR_WRITE_FAILED',
         `${outcome.failures.length} file(s) could not be written; first: ${result.display(first.index)}: ${first.message}${hint}`,
-        { path: result.display(first.index), oid: result.oidHex(first.index) },
+        {
+          path: result.display(first.index),
+          oid: result.oidHex(first.index),
+          written: {
+            stage: 'files',
+            removed: plan.deletes.length,
+            files: plan.files.length + plan.symlinks.length - outcome.failures.length,
+            total: plan.files.length + plan.symlinks.length,
+          },
+        },
       );
     }
     // Every write and removal durable (per the mode) before the index says they happened.
@@ -455,6 +472,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
     // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
     // the target and HEAD the old commit — a state git reads as staged changes, not damage.
     indexLock.commit(fsync !== 'none');
+    partWayContext = null;
     // What the next call may take as known: none of it where collisions rewrote files.
     watch?.record(
       indexIdentity(job.indexPath),
@@ -524,7 +542,10 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
       },
     };
   } catch (err) {
-    throw explainMissing(err, repo);
+    const explained = explainMissing(err, repo);
+    throw partWayContext
+      ? partWay(explained, err instanceof PcheckoutError ? err.written : undefined, partWayContext)
+      : explained;
   } finally {
     await filterSession.close();
     resources.idle();

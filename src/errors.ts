@@ -40,7 +40,20 @@ export interface PcheckoutErrorDetails {
   oid?: string;
   /** Every path the error concerns, sorted (e.g. the local changes a switch would overwrite). */
   paths?: string[];
+  /** A checkout that stopped after it began to change the worktree: what it had done. */
+  written?: WrittenSoFar;
   cause?: unknown;
+}
+
+/** How far a checkout got in the worktree before it stopped (the index and HEAD unchanged). */
+export interface WrittenSoFar {
+  /** The step it stopped in. */
+  stage: 'remove' | 'directories' | 'files' | 'links' | 'collisions';
+  /** Old entries removed. */
+  removed: number;
+  /** Files and links written, of `total`. */
+  files: number;
+  total: number;
 }
 
 export class PcheckoutError extends Error {
@@ -48,6 +61,7 @@ export class PcheckoutError extends Error {
   readonly path: string | undefined;
   readonly oid: string | undefined;
   readonly paths: string[] | undefined;
+  readonly written: WrittenSoFar | undefined;
 
   constructor(code: ErrorCode, message: string, details: PcheckoutErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -56,7 +70,28 @@ export class PcheckoutError extends Error {
     this.path = details.path;
     this.oid = details.oid;
     this.paths = details.paths;
+    this.written = details.written;
   }
+}
+
+/** The same error, carrying how far the worktree got (`message`: a new one, else the old). */
+export function withWritten(err: unknown, written: WrittenSoFar, message?: string): unknown {
+  if (!(err instanceof PcheckoutError)) return err;
+  return new PcheckoutError(err.code, message ?? err.message, {
+    ...detailsOf(err),
+    written,
+    // The same error restated: its cause stays (an abort's reason, a callback's error).
+    cause: err.cause ?? err,
+  });
+}
+
+/** What an error names (path, oid, paths), to carry into one that replaces it. */
+export function detailsOf(err: PcheckoutError): PcheckoutErrorDetails {
+  return {
+    ...(err.path !== undefined ? { path: err.path } : {}),
+    ...(err.oid !== undefined ? { oid: err.oid } : {}),
+    ...(err.paths !== undefined ? { paths: err.paths } : {}),
+  };
 }
 
 export function isErrorCode(code: unknown): code is ErrorCode {

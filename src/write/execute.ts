@@ -6,7 +6,7 @@
  * link made during the writes can redirect one.
  */
 import { FILE_COLLIDED, FILE_FAILED, type NativeConversion, type NativeOdb } from '../addon.js';
-import { PcheckoutError } from '../errors.js';
+import { PcheckoutError, withWritten, type WrittenSoFar } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
 import { killPoint } from '../kill-point.js';
@@ -69,10 +69,13 @@ const S_IFDIR = 0o040000;
 const isDir = (mode: number | string): boolean =>
   typeof mode === 'number' && (mode & S_IFMT) === S_IFDIR;
 
-function removeOld(wt: WorktreeDir, plan: Plan): void {
+function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar): void {
   for (const { path, dir } of plan.deletes) {
     const code = dir ? wt.rmdir(path) : wt.unlink(path);
-    if (code === null) continue;
+    if (code === null) {
+      sofar.removed++;
+      continue;
+    }
     // A submodule directory that is not empty stays, as with git.
     if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) continue;
     if (!ENOENT_LIKE.has(code)) throw wt.error(code, 'remove', path);
@@ -359,8 +362,29 @@ export async function execute(
   plan: Plan,
   settings: ExecuteSettings,
 ): Promise<ExecuteOutcome> {
-  removeOld(settings.worktree, plan);
+  const sofar: WrittenSoFar = {
+    stage: 'remove',
+    removed: 0,
+    files: 0,
+    total: plan.files.length + plan.symlinks.length,
+  };
+  try {
+    return await executeSteps(odb, plan, settings, sofar);
+  } catch (err) {
+    // The error carries how far the worktree got, for the caller to tell the user.
+    throw withWritten(err, { ...sofar });
+  }
+}
+
+async function executeSteps(
+  odb: NativeOdb,
+  plan: Plan,
+  settings: ExecuteSettings,
+  sofar: WrittenSoFar,
+): Promise<ExecuteOutcome> {
+  removeOld(settings.worktree, plan, sofar);
   killPoint();
+  sofar.stage = 'directories';
   if (settings.concurrentDirs) makeDirsConcurrently(settings.worktree, plan, settings.dirThreads);
   else makeDirs(settings.worktree, plan, plan.dirs, plan.gitlinks);
   killPoint();
@@ -391,8 +415,10 @@ export async function execute(
       );
     }
   };
+  sofar.stage = 'files';
   if (step) {
     await step.writeFirstPass(settings.signal);
+    sofar.files = step.done;
     reportHere();
   }
   const outcome = await writeFiles(plan.result, plain, plan.replace, {
@@ -428,7 +454,11 @@ export async function execute(
     outcome.warnings.push(...step.outcome.warnings);
     reportHere();
   }
+  sofar.files = plan.files.length - outcome.failures.length - outcome.collided.length;
+  sofar.stage = 'links';
   writeLinks(odb, plan, outcome, settings);
+  sofar.files += plan.symlinks.length;
+  sofar.stage = 'collisions';
   killPoint();
   const collisions = retryCollisions(odb, plan, outcome, settings, filtered);
   return { ...outcome, ...counts, collisions };
