@@ -97,15 +97,16 @@ function debugFlags(dir) {
 }
 
 /**
- * Twins at `at`: `before(dir)` on the full checkout, then `git sparse-checkout set` (its
- * warning checked against `left`), then `after(dir)`; then git's checkout vs pcheckout.
+ * Twins at `at`: `before(dir)` on the full checkout, then `git sparse-checkout set` (`set(dir)`,
+ * by default sparseSet; its warning checked against `left`), then `after(dir)`; then git's
+ * checkout vs pcheckout.
  */
-async function compareOutside(src, { at, before: pre, left = false, after, op, expect }) {
+async function compareOutside(src, { at, before: pre, set, left = false, after, op, expect }) {
   const twins = await makeTwins(src, {
     at,
     mutate: async (d) => {
       await pre?.(d);
-      const warned = sparseSet(d);
+      const warned = (set ?? sparseSet)(d);
       assert.equal(LEFT.test(warned), left, `oracle: sparse-checkout set said: ${warned}`);
       await after?.(d);
     },
@@ -332,5 +333,66 @@ describe('sparse checkout: what lies outside the cone', () => {
     });
     assert.deepEqual(error.paths, ['out/gone.txt']);
     await compareOutside(src, { at: 'A', after, op: { ref: 'B', force: true, workers: 1 } });
+  });
+
+  // Non-cone mode (core.sparseCheckoutCone off): gitignore-style patterns, the last match
+  // deciding, a path no pattern matches taking its nearest decided directory's decision.
+  const NON_CONE = [
+    ['*.txt', '!/out/deep/', '/in/'],
+    ['/*', '!/*/', '/out/', '!/out/x.txt', '!same.txt', 'deep/'],
+    ['/in/*.txt', 'out/*', '!/out/n*/'],
+    ['/out/?.txt', '!/in/', 'link'],
+  ];
+  const nonConeSet = (patterns) => (d) => {
+    const res = gitTry(d, ['sparse-checkout', 'set', '--no-cone', ...patterns]);
+    assert.equal(res.status, 0, res.stderr);
+    return res.stderr;
+  };
+  for (const [k, patterns] of NON_CONE.entries()) {
+    test(`non-cone patterns ${JSON.stringify(patterns)}: switch A → B, -f B → A, as git`, async () => {
+      for (const [from, to, force] of [
+        ['A', 'B', false],
+        ['B', 'A', true],
+      ]) {
+        const twins = await makeTwins(src, { at: from, mutate: nonConeSet(patterns) });
+        const op = { ref: to, force, workers: 2, threshold: k % 2 === 0 ? 0 : 1e9 };
+        const seen = {};
+        await compareTwins(twins, { op, run: runAndLook(twins, op, seen) });
+        assert.deepEqual(seen.flags.pc, seen.flags.git, `ls-files --debug (${from} → ${to})`);
+      }
+    });
+  }
+
+  test('non-cone patterns written by hand, then a switch: git applies them, so does pcheckout', async () => {
+    for (const [k, patterns] of NON_CONE.entries()) {
+      const twins = await makeTwins(src, {
+        at: 'A',
+        mutate: (d) => {
+          append(d, 'out/same.txt'); // modified: left by a narrowing
+          nonConeSet(['/*'])(d);
+          const file = path.join(d, '.git', 'info', 'sparse-checkout');
+          fs.writeFileSync(file, `# by hand\n${patterns.join('\n')}\n`);
+        },
+      });
+      const op = { ref: 'B', workers: 1, threshold: 0 };
+      const seen = {};
+      await compareTwins(twins, { op, run: runAndLook(twins, op, seen) });
+      assert.deepEqual(seen.flags.pc, seen.flags.git, `ls-files --debug (patterns ${k})`);
+      const tags = [...seen.tags.values()].map((l) => l[0].tag);
+      assert.ok(tags.includes('S') && tags.includes('H'), `oracle: patterns ${k} select some`);
+    }
+  });
+
+  test('non-cone patterns: a modified file left outside them, -f and a switch', async () => {
+    for (const force of [false, true]) {
+      const { tags } = await compareOutside(src, {
+        at: 'A',
+        before: (d) => append(d, 'out/same.txt'),
+        set: nonConeSet(['/in/', '/*.txt']),
+        left: true,
+        op: { ref: 'B', force, workers: 2, threshold: 0 },
+      });
+      assert.equal(tagOf(tags, 'out/same.txt'), force ? 'S' : 'H', 'oracle');
+    }
   });
 });

@@ -15,8 +15,8 @@
 //   that stays the same keeps whatever stat data it had (`sparse-checkout set` on a full
 //   checkout keeps the old file's);
 // - `checkout-index -a -f` leaves skip-worktree entries alone.
-// Non-cone patterns are refused (ERR_UNSUPPORTED) before anything is written, and so is a
-// sparse index (index.sparse=true).
+// Non-cone patterns (core.sparseCheckoutCone off) are read as git reads them; a sparse index
+// (index.sparse=true) is refused (ERR_UNSUPPORTED) before anything is written.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -409,7 +409,8 @@ describe('sparse checkout, cone mode', () => {
     assert.equal(git(twins.pc, ['status', '--porcelain']), '', 'git status after pcheckout');
   });
 
-  // Refused before anything is written.
+  // Without core.sparseCheckoutCone the patterns are read as git reads non-cone patterns
+  // (more in sparse-outside-cone.test.mjs): compared with git, as everything above.
   const nonCone = {
     'non-cone patterns (git sparse-checkout set --no-cone)': (d) =>
       git(d, ['sparse-checkout', 'set', '--no-cone', '*.txt', '/in/']),
@@ -419,44 +420,41 @@ describe('sparse checkout, cone mode', () => {
     },
   };
   for (const [what, setup] of Object.entries(nonCone)) {
-    test(`${what}: switch, force and restore refused (ERR_UNSUPPORTED), nothing written`, async () => {
-      const twins = await makeTwins(src, {
-        at: 'A',
-        mutate: (d) => {
-          setup(d);
-          fs.rmSync(path.join(d, 'in/a.txt'));
-        },
-      });
-      assert.equal(gitOut(twins.git, 'config', 'core.sparseCheckout'), 'true', 'oracle');
-      assert.equal(gitOut(twins.git, 'config', 'core.sparseCheckoutCone'), 'false', 'oracle');
-      const state = frozenState(twins.pc);
-      for (const op of [{ ref: 'B' }, { force: true, ref: 'B' }, { restore: true }]) {
-        let error;
-        await checkout(twins.pc, { ...op, racyWait: false, workers: 2, threshold: 0 }).catch(
-          (e) => (error = e),
-        );
-        const what = JSON.stringify(op);
-        assert.ok(
-          error instanceof PcheckoutError,
-          `${what}: expected ERR_UNSUPPORTED, got ${error}`,
-        );
-        assert.equal(error.code, 'ERR_UNSUPPORTED', `${what}: ${error.message}`);
-        assert.deepEqual(frozenState(twins.pc), state, `${what}: refused, yet the twin changed`);
+    test(`${what}: switch, force and restore as git`, async () => {
+      for (const op of [
+        { ref: 'B', workers: 2, threshold: 0 },
+        { force: true, ref: 'B', workers: 1, threshold: 0 },
+        { restore: true, workers: 2, threshold: 0 },
+      ]) {
+        const twins = await makeTwins(src, {
+          at: 'A',
+          mutate: (d) => {
+            setup(d);
+            fs.rmSync(path.join(d, 'in/a.txt'));
+          },
+        });
+        assert.equal(gitOut(twins.git, 'config', 'core.sparseCheckout'), 'true', 'oracle');
+        assert.equal(gitOut(twins.git, 'config', 'core.sparseCheckoutCone'), 'false', 'oracle');
+        const before = debugEntries(twins.pc);
+        // The deleted in/a.txt is written again (B changes it; a restore restores it).
+        await compareTwins(twins, { op, run: pc(op), localChanges: false });
+        assertSkipWorktreeStat(twins.pc, twins.git, before);
       }
     });
   }
 
-  test('non-cone patterns, fresh checkout: ERR_UNSUPPORTED, nothing written', async () => {
-    const dir = freshClone(src, { method: 'copy' });
-    git(dir, ['config', 'core.sparseCheckout', 'true']);
-    fs.mkdirSync(path.join(dir, '.git', 'info'), { recursive: true });
-    fs.writeFileSync(path.join(dir, '.git', 'info', 'sparse-checkout'), '*.txt\n!in2/\n');
-    let error;
-    await checkout(dir, { racyWait: false }).catch((e) => (error = e));
-    assert.ok(error instanceof PcheckoutError, `expected ERR_UNSUPPORTED, got ${error}`);
-    assert.equal(error.code, 'ERR_UNSUPPORTED', error.message);
-    assert.deepEqual(worktreeEntries(dir), [], 'files written');
-    assert.ok(!fs.existsSync(path.join(dir, '.git', 'index')), 'an index written');
+  test('non-cone patterns, fresh checkout: as git', async () => {
+    const twins = freshTwins(src, (d) => {
+      git(d, ['config', 'core.sparseCheckout', 'true']);
+      fs.mkdirSync(path.join(d, '.git', 'info'), { recursive: true });
+      fs.writeFileSync(path.join(d, '.git', 'info', 'sparse-checkout'), '*.txt\n!in2/\n');
+    });
+    await compareFresh(twins, {
+      op: { workers: 2, threshold: 0 },
+      gitArgs: ['read-tree', '-mu', 'HEAD'],
+    });
+    assert.ok(!fs.existsSync(path.join(twins.git, 'in2')), 'oracle: in2/ left out');
+    assert.ok(fs.existsSync(path.join(twins.git, 'out/far/f.txt')), 'oracle: *.txt in');
   });
 
   test('a sparse index (index.sparse=true): ERR_UNSUPPORTED, nothing written', async () => {

@@ -126,7 +126,7 @@ export function compilePattern(line: string, base: string): Pattern | null {
 }
 
 /** Parses an exclude file's bytes (as a latin1 string) into its patterns, in file order. */
-function parsePatterns(text: string, base: string): Pattern[] {
+export function parsePatterns(text: string, base: string): Pattern[] {
   const out: Pattern[] = [];
   let start = text.startsWith('\xef\xbb\xbf') ? 3 : 0; // a UTF-8 BOM is skipped
   while (start < text.length) {

@@ -1,20 +1,33 @@
 /**
- * Cone-mode sparse checkout (git-sparse-checkout(1) "INTERNALS — CONE PATTERN SET"): the
- * patterns in $GIT_DIR/info/sparse-checkout name directories whose whole content is checked
- * out (recursive) and their parents, whose files directly inside are checked out too; files
- * at the top are always in. Everything else gets the skip-worktree bit and no file. Non-cone
- * patterns are refused rather than misread.
+ * Sparse checkout: which index entries are checked out, the others getting the skip-worktree
+ * bit and no file.
+ *
+ * Cone mode (core.sparseCheckoutCone, git-sparse-checkout(1) "INTERNALS — CONE PATTERN SET"):
+ * the patterns in $GIT_DIR/info/sparse-checkout name directories whose whole content is
+ * checked out (recursive) and their parents, whose files directly inside are checked out too;
+ * files at the top are always in. Patterns that are not cone patterns are refused there rather
+ * than misread.
+ *
+ * Without core.sparseCheckoutCone the patterns are gitignore-style patterns read as git's
+ * unpack-trees.c clear_ce_flags reads them: a path is in when the last pattern matching it is
+ * positive, out when it is negative; a path no pattern matches takes the decision of its
+ * nearest parent directory that one matches (matched as a directory), and is out when none is.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PcheckoutError } from '../errors.js';
 import type { Repo } from '../repo/repo.js';
+import { matches, parsePatterns, type Pattern } from './ignore.js';
 
 export interface Cone {
   /** Directories checked out whole (latin1, no trailing slash). */
   recursive: Set<string>;
   /** Directories whose immediate files are checked out. */
   parents: Set<string>;
+  /** Non-cone mode: the patterns, in file order (then `recursive`, `parents` are unused). */
+  patterns?: Pattern[];
+  /** Non-cone mode: the decision per directory (1 in, 0 out), filled as asked. */
+  dirs?: Map<string, number>;
 }
 
 function unsupported(why: string): PcheckoutError {
@@ -32,9 +45,6 @@ function unescape(s: string): string {
 /** The cone of a repository, or null when sparse checkout is off. */
 export function readCone(repo: Repo): Cone | null {
   if (repo.config.getBool('core.sparsecheckout') !== true) return null;
-  if (repo.config.getBool('core.sparsecheckoutcone') !== true) {
-    throw unsupported('core.sparseCheckout is on without core.sparseCheckoutCone');
-  }
   const file = join(repo.gitDir, 'info', 'sparse-checkout');
   let text: string;
   try {
@@ -42,6 +52,14 @@ export function readCone(repo: Repo): Cone | null {
   } catch {
     // git with no pattern file checks out nothing but the top-level files.
     text = '/*\n!/*/\n';
+  }
+  if (repo.config.getBool('core.sparsecheckoutcone') !== true) {
+    return {
+      recursive: new Set(),
+      parents: new Set(),
+      patterns: parsePatterns(text, ''),
+      dirs: new Map(),
+    };
   }
   const lines = text
     .split('\n')
@@ -69,8 +87,33 @@ export function readCone(repo: Repo): Cone | null {
   return { recursive, parents };
 }
 
-/** Whether a path (latin1) is inside the cone. */
+/** Non-cone mode: 1 when the last pattern matching `path` is positive, 0 negative, -1 none. */
+function decide(patterns: Pattern[], path: string, isDir: boolean): number {
+  const nameAt = path.lastIndexOf('/') + 1;
+  for (let k = patterns.length - 1; k >= 0; k--) {
+    const p = patterns[k]!;
+    if (matches(p, path, nameAt, isDir)) return p.negative ? 0 : 1;
+  }
+  return -1;
+}
+
+/** Non-cone mode: a directory's decision, inherited from its parents where no pattern decides. */
+function dirDecision(cone: Cone, dir: string): number {
+  if (dir === '') return 0;
+  const known = cone.dirs!.get(dir);
+  if (known !== undefined) return known;
+  let d = decide(cone.patterns!, dir, true);
+  if (d < 0) d = dirDecision(cone, dir.slice(0, Math.max(dir.lastIndexOf('/'), 0)));
+  cone.dirs!.set(dir, d);
+  return d;
+}
+
+/** Whether a path (latin1) is inside the cone (non-cone mode: selected by the patterns). */
 export function inCone(cone: Cone, path: string): boolean {
+  if (cone.patterns) {
+    const d = decide(cone.patterns, path, false);
+    return (d < 0 ? dirDecision(cone, path.slice(0, Math.max(path.lastIndexOf('/'), 0))) : d) === 1;
+  }
   const slash = path.lastIndexOf('/');
   if (slash < 0) return true;
   const dir = path.slice(0, slash);
