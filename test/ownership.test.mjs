@@ -135,6 +135,25 @@ describe('git ownership rule (safe.directory)', { skip: !isRoot && 'needs root t
     });
   }
 
+  test('safe.directory names it: every operation proceeds, as git does, hook and filter run', async () => {
+    setGlobalSafe([repo.dir]);
+    try {
+      for (const [name, run, gitArgs] of operations) {
+        const r = gitTry(repo.dir, gitArgs);
+        assert.equal(r.status, 0, `git ${gitArgs.join(' ')}: ${r.stderr}`);
+        fs.rmSync(trace, { force: true });
+        await run(repo.dir);
+        if (name.startsWith('checkout')) assert.match(traced(trace), /hook/, name);
+        if (name === 'materialize') assert.match(traced(trace), /filter/, name);
+      }
+      git(repo.dir, ['checkout', '-q', '-f', 'main']);
+      assert.equal(git(repo.dir, ['status', '--porcelain']), '');
+    } finally {
+      fs.rmSync(GLOBAL, { force: true });
+      fs.rmSync(trace, { force: true });
+    }
+  });
+
   test("the CLI: exit 128 and git's first line", () => {
     const r = spawnSync(process.execPath, [CLI, repo.dir, 'other'], { encoding: 'utf8' });
     assert.equal(r.status, 128, r.stderr);
