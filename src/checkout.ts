@@ -337,7 +337,7 @@ export async function run(job: Job, resources: Resources): Promise<CheckoutSumma
           (driver, path, content) => filterSession.clean(driver, path, content),
         )
       : undefined;
-    const cone = job.materialize ? null : readCone(repo);
+    const cone = job.materialize ? null : readCone(repo, warn);
     const plan = await makePlan(odb, {
       mode,
       root: job.worktree,

@@ -396,3 +396,46 @@ describe('sparse checkout: what lies outside the cone', () => {
     }
   });
 });
+
+// A cone-mode pattern file edited by hand: git 2.39 takes the cone lines in any order ("/*"
+// without "!/*/" after it takes every directory; top-level files are always in), and a line
+// that is no cone pattern makes it warn ("unrecognized pattern", "disabling cone pattern
+// matching") and read the whole file as non-cone patterns.
+describe('sparse checkout: a cone-mode file edited by hand', () => {
+  let src;
+  before(() => {
+    src = buildRepo();
+  });
+  const files = [
+    ['/in/ alone', '/in/\n', false],
+    ['/* alone', '/*\n', false],
+    ['/* and /in/, no !/*/', '/*\n/in/\n', false],
+    ['empty', '', false],
+    ['a non-cone line', '/*\n!/*/\n/in/\n*.txt\n', true],
+    ['no leading slash', 'out/\n', true],
+  ];
+  for (const [name, text, warns] of files) {
+    for (const op of [
+      { ref: 'A', workers: 1, threshold: 1e9 },
+      { force: true, workers: 2, threshold: 0 },
+    ]) {
+      test(`${name}: ${op.force ? 'checkout -f' : 'switch to A'} as git's${warns ? ', with its warnings' : ''}`, async () => {
+        const { summary, git: g } = await compareOutside(src, {
+          at: 'B',
+          set: (d) => {
+            sparseSet(d);
+            fs.writeFileSync(path.join(d, '.git', 'info', 'sparse-checkout'), text);
+            return '';
+          },
+          op,
+        });
+        assert.equal(
+          /disabling cone pattern matching/.test(g.stderr),
+          warns,
+          `oracle: ${g.stderr}`,
+        );
+        assert.equal(summary.warnings.includes('disabling cone pattern matching'), warns);
+      });
+    }
+  }
+});

@@ -5,8 +5,8 @@
  * Cone mode (core.sparseCheckoutCone, git-sparse-checkout(1) "INTERNALS — CONE PATTERN SET"):
  * the patterns in $GIT_DIR/info/sparse-checkout name directories whose whole content is
  * checked out (recursive) and their parents, whose files directly inside are checked out too;
- * files at the top are always in. Patterns that are not cone patterns are refused there rather
- * than misread.
+ * files at the top are always in. A file with a line that is not a cone pattern is read as
+ * non-cone patterns instead, with git's warnings, as git 2.39 does.
  *
  * Without core.sparseCheckoutCone the patterns are gitignore-style patterns read as git's
  * unpack-trees.c clear_ce_flags reads them: a path is in when the last pattern matching it is
@@ -15,7 +15,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PcheckoutError } from '../errors.js';
 import type { Repo } from '../repo/repo.js';
 import { matches, parsePatterns, type Pattern } from './ignore.js';
 
@@ -24,17 +23,13 @@ export interface Cone {
   recursive: Set<string>;
   /** Directories whose immediate files are checked out. */
   parents: Set<string>;
+  // Cone mode with the all-top-level pattern but not the one that takes directories out after
+  // it: every path is in.
+  all?: boolean;
   /** Non-cone mode: the patterns, in file order (then `recursive`, `parents` are unused). */
   patterns?: Pattern[];
   /** Non-cone mode: the decision per directory (1 in, 0 out), filled as asked. */
   dirs?: Map<string, number>;
-}
-
-function unsupported(why: string): PcheckoutError {
-  return new PcheckoutError(
-    'ERR_UNSUPPORTED',
-    `sparse checkout: ${why}; pcheckout supports cone mode only (git sparse-checkout set --cone)`,
-  );
 }
 
 /** Undoes git's escaping of glob characters in cone patterns ("\\*" for a '*' in a name). */
@@ -42,8 +37,12 @@ function unescape(s: string): string {
   return s.replace(/\\(.)/g, '$1');
 }
 
-/** The cone of a repository, or null when sparse checkout is off. */
-export function readCone(repo: Repo): Cone | null {
+/**
+ * The cone of a repository, or null when sparse checkout is off. In cone mode a pattern that
+ * is not a cone pattern makes git warn and read the whole file as non-cone patterns; `warn`
+ * gets git's two warnings.
+ */
+export function readCone(repo: Repo, warn: (message: string) => void = () => {}): Cone | null {
   if (repo.config.getBool('core.sparsecheckout') !== true) return null;
   const file = join(repo.gitDir, 'info', 'sparse-checkout');
   let text: string;
@@ -53,38 +52,58 @@ export function readCone(repo: Repo): Cone | null {
     // git with no pattern file checks out nothing but the top-level files.
     text = '/*\n!/*/\n';
   }
-  if (repo.config.getBool('core.sparsecheckoutcone') !== true) {
-    return {
-      recursive: new Set(),
-      parents: new Set(),
-      patterns: parsePatterns(text, ''),
-      dirs: new Map(),
-    };
+  const nonCone = (): Cone => ({
+    recursive: new Set(),
+    parents: new Set(),
+    patterns: parsePatterns(text, ''),
+    dirs: new Map(),
+  });
+  if (repo.config.getBool('core.sparsecheckoutcone') !== true) return nonCone();
+  const why = coneMismatch(text);
+  if (why === null) return parseCone(text);
+  warn(`unrecognized pattern: '${why}'`);
+  warn('disabling cone pattern matching');
+  return nonCone();
+}
+
+/** The first line (as git names it) that is not part of a cone pattern set, or null. */
+function coneMismatch(text: string): string | null {
+  const lines = coneLines(text);
+  for (const [k, line] of lines.entries()) {
+    if (line === '/*' || line === '!/*/') continue;
+    const m = CONE_LINE.exec(line);
+    if (!m || (m[1] === '!') !== (m[3] !== undefined)) return line.replace(/\/$/, '');
+    if (m[1] === '!' && !lines.slice(0, k).includes(`/${m[2]}/`)) return line.replace(/\/$/, '');
   }
-  const lines = text
+  return null;
+}
+
+const CONE_LINE = /^(!?)\/(.+?)\/(\*\/)?$/;
+
+function coneLines(text: string): string[] {
+  return text
     .split('\n')
     .map((l) => l.replace(/\r$/, ''))
     .filter((l) => l.trim() !== '' && !l.startsWith('#'));
-  if (lines[0] !== '/*' || lines[1] !== '!/*/') {
-    throw unsupported(`${file} does not start with the cone patterns "/*" and "!/*/"`);
-  }
+}
+
+/** A cone pattern set (coneMismatch found nothing wrong in it). */
+function parseCone(text: string): Cone {
+  const lines = coneLines(text);
   const dirs = new Set<string>();
   const parents = new Set<string>();
-  for (const line of lines.slice(2)) {
-    const m = /^(!?)\/(.+?)\/(\*\/)?$/.exec(line);
-    if (!m || (m[1] === '!') !== (m[3] !== undefined)) {
-      throw unsupported(`'${line}' in ${file} is not a cone pattern`);
-    }
+  // "/*" without "!/*/" after it takes every directory in, as in git.
+  const all = lines.includes('/*') && !lines.includes('!/*/');
+  for (const line of lines) {
+    if (line === '/*' || line === '!/*/') continue;
+    const m = CONE_LINE.exec(line)!;
     const dir = unescape(m[2]!);
     if (m[1] === '!') parents.add(dir);
     else dirs.add(dir);
   }
   const recursive = new Set<string>();
   for (const d of dirs) if (!parents.has(d)) recursive.add(d);
-  for (const p of parents) {
-    if (!dirs.has(p)) throw unsupported(`'!/${p}/*/' in ${file} has no '/${p}/' before it`);
-  }
-  return { recursive, parents };
+  return { recursive, parents, all };
 }
 
 /** Non-cone mode: 1 when the last pattern matching `path` is positive, 0 negative, -1 none. */
@@ -115,7 +134,7 @@ export function inCone(cone: Cone, path: string): boolean {
     return (d < 0 ? dirDecision(cone, path.slice(0, Math.max(path.lastIndexOf('/'), 0))) : d) === 1;
   }
   const slash = path.lastIndexOf('/');
-  if (slash < 0) return true;
+  if (slash < 0 || cone.all) return true;
   const dir = path.slice(0, slash);
   if (cone.parents.has(dir) || cone.recursive.has(dir)) return true;
   for (let s = dir.lastIndexOf('/'); s > 0; s = dir.lastIndexOf('/', s - 1)) {

@@ -523,7 +523,9 @@ export function expectedWritten({ op, before, after }) {
     const old = before.index.get(p);
     const o = old?.find((x) => x.stage === 0);
     const changed = !o || old.length > 1 || o.mode !== e.mode || o.oid !== e.oid;
-    if (changed || (op.force && before.diffFiles.has(p))) out.push(p);
+    // An entry entering the sparse cone (its bit cleared) gets its file.
+    const entering = o?.tag === 'S';
+    if (changed || entering || (op.force && before.diffFiles.has(p))) out.push(p);
   }
   return out;
 }
