@@ -503,7 +503,15 @@ export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> 
         ? 1
         : 0;
     if (slot >= 0 && found.hashed[slot] === 1) freshSlot[n] = slot;
-    else if (slot >= 0 && found.clean[slot] !== 1 && mode === 'switch' && statSame(slot, i))
+    // git smudges a kept racy entry only where the stat data still matches (statSame). A
+    // symlink keeps the older rule, smudged whenever not clean: once in CI a retargeted link
+    // whose entry was kept unsmudged was then taken as clean by git status (not understood yet).
+    else if (
+      slot >= 0 &&
+      found.clean[slot] !== 1 &&
+      mode === 'switch' &&
+      (found.kind(slot) === KIND_SYMLINK || statSame(slot, i))
+    )
       smudge[n] = 1;
     n++;
   };
