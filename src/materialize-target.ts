@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fromSystem, PcheckoutError } from './errors.js';
-import type { Repo } from './repo/repo.js';
+import { looksLikeGitDir, type Repo } from './repo/repo.js';
 
 /** Where a materialized directory keeps its index: `.git`, the one name no tree may hold. */
 export const MATERIALIZE_META = '.git';
@@ -139,7 +139,7 @@ export function claimTarget(targetDir: string, repo: Repo, force: boolean): Clai
   // A git directory anywhere up the path (a target under some repository's .git), or a target
   // inside another materialized directory, whose record would then describe our files too.
   for (let dir = dirname(target); ; dir = dirname(dir)) {
-    if (kindAt(join(dir, 'HEAD')) !== 'missing' && looksGitDir(dir)) {
+    if (looksLikeGitDir(dir)) {
       notOurs(target, `it is inside the git directory ${dir}`);
     }
     if (hasRecord(join(dir, MATERIALIZE_META))) {
@@ -155,7 +155,7 @@ export function claimTarget(targetDir: string, repo: Repo, force: boolean): Clai
       throw fromSystem(err, 'create', target);
     }
   }
-  if (looksGitDir(target)) notOurs(target, 'it is a git repository');
+  if (looksLikeGitDir(target)) notOurs(target, 'it is a git repository');
   const meta = join(target, MATERIALIZE_META);
   const metaKind = kindAt(meta);
   let ours = false;
@@ -190,18 +190,4 @@ export function claimTarget(targetDir: string, repo: Repo, force: boolean): Clai
     }
   }
   return { worktree: target, meta };
-}
-
-/** A git directory proper: HEAD, with objects/ and refs/ (in it, or in its commondir). */
-function looksGitDir(dir: string): boolean {
-  if (kindAt(join(dir, 'HEAD')) === 'missing') return false;
-  let common = dir;
-  try {
-    common = resolve(dir, readFileSync(join(dir, 'commondir'), 'utf8').trim());
-  } catch {
-    /* no commondir */
-  }
-  return (
-    kindAt(join(common, 'objects')) !== 'missing' && kindAt(join(common, 'refs')) !== 'missing'
-  );
 }

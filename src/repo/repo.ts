@@ -113,7 +113,8 @@ function gitFileTarget(path: string): string | undefined {
   }
 }
 
-function looksLikeGitDir(dir: string): boolean {
+/** A git directory: HEAD, with objects/ and refs/ in it or in its commondir. */
+export function looksLikeGitDir(dir: string): boolean {
   const common = commonDirOf(dir);
   return (
     existsSync(join(dir, 'HEAD')) &&
