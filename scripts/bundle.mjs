@@ -44,6 +44,19 @@ await build({
   },
 });
 
+// The orchestrator thread's module (src/call/worker.ts), beside the API's: a Worker loads it
+// from dist/call-worker.js (src/call/threads.ts), as one file for the same reason.
+await build({
+  ...common,
+  format: 'esm',
+  entryPoints: ['src/call/worker.ts'],
+  outfile: 'dist/call-worker.js',
+  plugins: [builtinsByRequire],
+  banner: {
+    js: "import { createRequire as __pcheckoutRequire } from 'node:module';\nconst require = __pcheckoutRequire(import.meta.url);",
+  },
+});
+
 // The CLI is CommonJS: a one-shot process loads it through require(), without the ES module
 // loader's resolve, translate and link steps (and without the facades above). A 10-file
 // checkout measured 55 ms over `node -e ''` as an ES module here, 35 ms as CommonJS.

@@ -4,7 +4,7 @@ import { constants as osConstants } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { checkout, materialize, type CheckoutSummary, type Progress } from './checkout.js';
+import { inThisThread, type CheckoutSummary, type Progress } from './checkout.js';
 import { addonLoadMs } from './addon.js';
 import { PcheckoutError } from './errors.js';
 import { openRepo } from './repo/repo.js';
@@ -89,6 +89,10 @@ class ProgressBar {
     if (now - this.last < 80 && p.done < p.total) return;
     this.last = now;
     const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 40));
+    if (p.phase !== 'write') {
+      this.stream.write(`\r\x1b[K${p.phase}…`);
+      return;
+    }
     const fill = p.total === 0 ? width : Math.round((p.done / p.total) * width);
     const mb = (p.bytes / 1048576).toFixed(1);
     this.stream.write(
@@ -255,10 +259,11 @@ async function main(argv: string[]): Promise<number> {
       ...(values.fsync !== undefined ? { fsync: fsyncFlag(values.fsync) } : {}),
       ...(values.force ? { force: true } : {}),
     };
+    // On this thread: a one-shot process has no event loop to keep serving.
     const summary =
       target !== undefined
-        ? await materialize(repo, target, common)
-        : await checkout(repo, {
+        ? await inThisThread.materialize(repo, target, common)
+        : await inThisThread.checkout(repo, {
             ...common,
             ...(values.restore ? { restore: true } : {}),
           });

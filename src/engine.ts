@@ -8,12 +8,17 @@
  *   await engine.checkout(repo, { ref: 'main' });
  *   await engine.close();
  *
- * Calls on one engine run one after another (each waits for the previous one to end), as two
- * checkouts of one worktree must anyway.
+ * Every call runs on one of the engine's orchestrator threads (call/), never on the caller's.
+ * Calls on different worktrees or targets run at once; calls on one worktree queue, each
+ * waiting for the one before it, as two checkouts of one worktree must. A repository's calls
+ * go back to the thread that has its packs open and its worktree watched.
  */
-import { checkoutJob, materializeJob, run, type CheckoutSummary, type Job } from './checkout.js';
+import { resolve } from 'node:path';
+import { checkoutRequest, materializeRequest } from './checkout.js';
+import { CallPool, defaultThreads } from './call/threads.js';
+import type { CheckoutSummary } from './run/summary.js';
 import { PcheckoutError } from './errors.js';
-import { Resources } from './resources.js';
+import { MAX_WORKERS } from './options.js';
 import type { CheckoutOptions, MaterializeOptions } from './settings.js';
 
 export interface EngineOptions {
@@ -38,7 +43,7 @@ export interface Engine {
     targetDir: string,
     options?: MaterializeOptions,
   ): Promise<CheckoutSummary>;
-  /** Stops the threads and unmaps the packs; later calls are refused. */
+  /** Waits for the calls in flight, stops the threads and unmaps the packs; later calls are refused. */
   close(): Promise<void>;
 }
 
@@ -51,38 +56,44 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const { workers } = options;
   if (
     workers !== undefined &&
-    (typeof workers !== 'number' || !Number.isInteger(workers) || workers < 0 || workers > 1024)
+    (typeof workers !== 'number' ||
+      !Number.isInteger(workers) ||
+      workers < 0 ||
+      workers > MAX_WORKERS)
   ) {
     throw new PcheckoutError(
       'ERR_INVALID_OPTION',
-      `engine option 'workers' must be an integer from 0 to 1024`,
+      `engine option 'workers' must be an integer from 0 to ${MAX_WORKERS}`,
     );
   }
   if (options.watch !== undefined && typeof options.watch !== 'boolean') {
     throw new PcheckoutError('ERR_INVALID_OPTION', `engine option 'watch' must be a boolean`);
   }
-  const resources = new Resources({ watch: options.watch ?? true });
-  let queue: Promise<unknown> = Promise.resolve();
-  let closed = false;
-
-  const submit = (job: () => Job): Promise<CheckoutSummary> => {
-    if (closed)
-      return Promise.reject(new PcheckoutError('ERR_INVALID_OPTION', 'the engine is closed'));
-    const result = queue.then(() => run(job(), resources));
-    queue = result.catch(() => {});
-    return result;
-  };
+  const pool = new CallPool({
+    setup: { keep: true, watch: options.watch ?? true },
+    max: defaultThreads(),
+    idleMs: 0,
+  });
   const withWorkers = <T extends { workers?: number }>(o: T): T =>
     workers === undefined || o.workers !== undefined ? o : { ...o, workers };
 
   return {
-    checkout: (repoPath, opts = {}) => submit(() => checkoutJob(repoPath, withWorkers(opts))),
-    materialize: (repoPath, targetDir, opts = {}) =>
-      submit(() => materializeJob(repoPath, targetDir, withWorkers(opts))),
-    close: async () => {
-      closed = true;
-      await queue;
-      await resources.close();
+    checkout: async (repoPath, opts = {}) => {
+      const { request, settings } = checkoutRequest(repoPath, withWorkers(opts));
+      return pool.call(request, {
+        onProgress: settings.onProgress,
+        signal: settings.signal,
+        route: resolve(repoPath),
+      });
     },
+    materialize: async (repoPath, targetDir, opts = {}) => {
+      const { request, settings } = materializeRequest(repoPath, targetDir, withWorkers(opts));
+      return pool.call(request, {
+        onProgress: settings.onProgress,
+        signal: settings.signal,
+        route: resolve(targetDir),
+      });
+    },
+    close: () => pool.close(),
   };
 }

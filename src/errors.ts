@@ -42,7 +42,17 @@ export interface PcheckoutErrorDetails {
   paths?: string[];
   /** A checkout that stopped after it began to change the worktree: what it had done. */
   written?: WrittenSoFar;
+  /** ERR_WOULD_OVERWRITE: the paths in the way by kind, as git's message groups them. */
+  overwrite?: Overwrite;
   cause?: unknown;
+}
+
+/** What a checkout would overwrite, in git's groups (each sorted). */
+export interface Overwrite {
+  /** Tracked files with local changes. */
+  modified: string[];
+  /** Untracked files that would be overwritten or removed, and directories that would lose untracked files. */
+  untracked: string[];
 }
 
 /** How far a checkout got in the worktree before it stopped (the index and HEAD unchanged). */
@@ -62,6 +72,7 @@ export class PcheckoutError extends Error {
   readonly oid: string | undefined;
   readonly paths: string[] | undefined;
   readonly written: WrittenSoFar | undefined;
+  readonly overwrite: Overwrite | undefined;
 
   constructor(code: ErrorCode, message: string, details: PcheckoutErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -71,6 +82,7 @@ export class PcheckoutError extends Error {
     this.oid = details.oid;
     this.paths = details.paths;
     this.written = details.written;
+    this.overwrite = details.overwrite;
   }
 }
 
@@ -91,6 +103,7 @@ export function detailsOf(err: PcheckoutError): PcheckoutErrorDetails {
     ...(err.path !== undefined ? { path: err.path } : {}),
     ...(err.oid !== undefined ? { oid: err.oid } : {}),
     ...(err.paths !== undefined ? { paths: err.paths } : {}),
+    ...(err.overwrite !== undefined ? { overwrite: err.overwrite } : {}),
   };
 }
 

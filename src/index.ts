@@ -1,13 +1,16 @@
 export { checkout, materialize } from './checkout.js';
 export type {
   CheckoutOptions,
+  Changes,
   CheckoutSummary,
   FilesystemInfo,
   FsyncMode,
   FsyncSummary,
   MaterializeOptions,
   Mode,
+  Phase,
   Progress,
+  Stops,
 } from './checkout.js';
 export type { RacyDecision, RacyPolicy } from './index/racy.js';
 export { PcheckoutError, ErrorCodes } from './errors.js';

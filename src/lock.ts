@@ -21,13 +21,25 @@ import { adjustSharedPerm } from './perms.js';
 const held = new Set<LockFile>();
 let exitHook = false;
 
+/** Told of every lock this thread takes and lets go (an orchestrator thread tells its caller's). */
+let observer: ((path: string, held: boolean) => void) | null = null;
+
+export function setLockObserver(fn: ((path: string, held: boolean) => void) | null): void {
+  observer = fn;
+}
+
 function hold(lock: LockFile): void {
   held.add(lock);
+  observer?.(lock.lockPath, true);
   if (exitHook) return;
   exitHook = true;
   process.on('exit', () => {
     for (const l of [...held]) l.rollback();
   });
+}
+
+function letGo(lock: LockFile): void {
+  if (held.delete(lock)) observer?.(lock.lockPath, false);
 }
 
 /**
@@ -128,7 +140,7 @@ export class LockFile {
       this.fd = undefined;
       renameSync(this.lockPath, this.target);
       this.done = true;
-      held.delete(this);
+      letGo(this);
       if (durable) fsyncDir(dirname(this.target));
     } catch (err) {
       this.rollback();
@@ -140,7 +152,6 @@ export class LockFile {
   rollback(): void {
     if (this.done) return;
     this.done = true;
-    held.delete(this);
     if (this.fd !== undefined) {
       try {
         closeSync(this.fd);
@@ -154,6 +165,7 @@ export class LockFile {
     } catch {
       /* already gone */
     }
+    letGo(this); // after the unlink: until then the caller's thread may still remove it
   }
 }
 

@@ -95,11 +95,25 @@ const within = (path: string, dir: string): boolean =>
   path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 
 /**
+ * The path that names a target for the calls of this process that must not run at once: its
+ * real path, or that of its nearest existing ancestor with the rest after it.
+ */
+export function targetKey(targetDir: string): string {
+  const given = resolve(targetDir);
+  return kindAt(given) === 'missing' ? realOfNew(given) : realOrSelf(given);
+}
+
+/**
  * Decides whether `targetDir` may be materialized into, and claims it (the record written
  * first) when it may. `force`: a non-empty plain directory without the record is taken too —
  * never a repository, nor one inside or around the source repository.
  */
-export function claimTarget(targetDir: string, repo: Repo, force: boolean): ClaimedTarget {
+export function claimTarget(
+  targetDir: string,
+  repo: Repo,
+  force: boolean,
+  dryRun = false,
+): ClaimedTarget {
   const given = resolve(targetDir);
   const kind = kindAt(given);
   if (kind !== 'dir' && kind !== 'missing') {
@@ -149,6 +163,8 @@ export function claimTarget(targetDir: string, repo: Repo, force: boolean): Clai
   }
 
   if (kind === 'missing') {
+    // A dry run says what a materialize would write into a new directory without making it.
+    if (dryRun) return { worktree: target, meta: join(target, MATERIALIZE_META) };
     try {
       mkdirSync(target, { recursive: true });
     } catch (err) {
@@ -181,7 +197,7 @@ export function claimTarget(targetDir: string, repo: Repo, force: boolean): Clai
       );
     }
   }
-  if (!hasRecord(meta)) {
+  if (!hasRecord(meta) && !dryRun) {
     try {
       mkdirSync(meta, { recursive: true });
       writeFileSync(join(meta, MARKER_NAME), MARKER_TEXT);

@@ -10,7 +10,7 @@ import {
   optionalString,
 } from './options.js';
 import type { FsyncMode } from './write/durability.js';
-import type { Progress } from './write/write.js';
+import type { Progress } from './run/control.js';
 
 export interface CheckoutOptions {
   /**
@@ -39,7 +39,7 @@ export interface CheckoutOptions {
   workers?: number;
   /** Use the pool only above this many entries. Default: `checkout.thresholdForParallelism`, else 100. */
   threshold?: number;
-  /** Called as files finish (per chunk). */
+  /** Called as the call goes: at each phase, as files finish (per chunk), and at least every 100 ms. */
   onProgress?: (progress: Progress) => void;
   /** Stops handing out work; files written so far stay, no index is written. */
   signal?: AbortSignal;
@@ -59,6 +59,14 @@ export interface CheckoutOptions {
    * the `pcheckout.fsync` config key, else `'none'`. See the README for what each guarantees.
    */
   fsync?: FsyncMode;
+  /**
+   * Plan only: resolve with what the call would do (`changes`: the paths it would create,
+   * update and delete; `stops`: what refuses it, e.g. local changes in the way) and touch
+   * nothing: no lock, no file, no index, no target directory made.
+   */
+  dryRun?: boolean;
+  /** Return the paths created, updated and deleted in the summary's `changes` (a dry run always does). */
+  changes?: boolean;
 }
 
 /** Options of `materialize()`: the same as a checkout's, less what concerns a repository's own worktree. */
@@ -80,6 +88,8 @@ export interface Settings {
   racyWait: RacyPolicy;
   hooks: boolean;
   fsync: FsyncMode | undefined;
+  dryRun: boolean;
+  changes: boolean;
 }
 
 const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
@@ -124,6 +134,8 @@ const CHECKOUT_KEYS = new Set([
   'racyWait',
   'hooks',
   'fsync',
+  'dryRun',
+  'changes',
 ]);
 
 function optionalPaths(value: unknown): string[] | undefined {
@@ -169,6 +181,8 @@ export function validate(
     racyWait: racyPolicy(o['racyWait']),
     hooks: optionalBoolean('hooks', o['hooks']) ?? true,
     fsync: fsyncMode('fsync', o['fsync']),
+    dryRun: optionalBoolean('dryRun', o['dryRun']) ?? false,
+    changes: optionalBoolean('changes', o['changes']) ?? false,
   };
   if (settings.restore && settings.ref !== undefined) {
     throw new PcheckoutError(

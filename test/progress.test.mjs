@@ -1,4 +1,5 @@
-// onProgress reports monotonic progress ending at total; AbortSignal cancels cleanly.
+// onProgress reports the phases in order, and within the write phase monotonic progress ending
+// at total; AbortSignal cancels cleanly.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,8 +10,21 @@ import { assertMatchesGit, assertSummary } from './helpers/compare.mjs';
 import { buildFlatRepo, freshClone } from './helpers/git.mjs';
 import { assertRejectsWith, targetState } from './helpers/run.mjs';
 
-function checkEvents(events, summary) {
-  assert.ok(events.length >= 1, 'onProgress never called');
+const PHASES = ['open', 'walk', 'plan', 'write', 'index', 'hook'];
+
+function checkEvents(all, summary) {
+  assert.ok(all.length >= 1, 'onProgress never called');
+  // The phases come in order (a phase's last report may be repeated while it runs).
+  const order = all.map((p) => PHASES.indexOf(p.phase));
+  assert.ok(!order.includes(-1), `unknown phase in ${[...new Set(all.map((p) => p.phase))]}`);
+  for (let i = 1; i < order.length; i++)
+    assert.ok(order[i] >= order[i - 1], `phase ${all[i].phase} after ${all[i - 1].phase}`);
+  assert.deepEqual(
+    [...new Set(all.map((p) => p.phase))],
+    ['open', 'walk', 'plan', 'write', 'index', 'hook'],
+    'every phase reported',
+  );
+  const events = all.filter((p) => p.phase === 'write');
   const total = events[0].total;
   let prev = { done: 0, bytes: 0 };
   for (const [i, p] of events.entries()) {
@@ -34,6 +48,8 @@ function checkEvents(events, summary) {
     `total ${total} is none of entries/files/files+symlinks ${candidates.join('/')}`,
   );
   assert.equal(last.bytes, summary.bytes, 'final progress bytes vs summary.bytes');
+  // After the write, the byte count stays what was written.
+  for (const p of all.slice(all.indexOf(last))) assert.equal(p.bytes, summary.bytes);
 }
 
 describe('progress and cancellation', () => {

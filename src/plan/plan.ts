@@ -171,9 +171,15 @@ class Conflicts {
       ...this.untrackedRemoved,
       ...this.untrackedOverwritten,
     ].sort();
+    const untracked = [
+      ...this.dirsLosingUntracked,
+      ...this.untrackedRemoved,
+      ...this.untrackedOverwritten,
+    ].sort();
     return new PcheckoutError('ERR_WOULD_OVERWRITE', `${parts.join('\n')}\nAborting`, {
       paths,
       ...(paths.length === 1 ? { path: paths[0]! } : {}),
+      overwrite: { modified: [...this.localChanges].sort(), untracked },
     });
   }
 }

@@ -20,7 +20,7 @@ import { guessRemoteBranch, type NewBranch } from './tracking.js';
 export { isRefName } from './revision.js';
 export type { NewBranch } from './tracking.js';
 
-interface RefValue {
+export interface RefValue {
   oid?: string;
   symref?: string;
 }

@@ -1,0 +1,101 @@
+/**
+ * Phase 5, index: the new index (the plan's kept entries with their stat data, the written ones
+ * with fresh), after the racy-git wait if it pays, committed over the old one; then what a warm
+ * engine's watch may take as known next time.
+ */
+import { cacheTreeExtension } from '../index/cache-tree.js';
+import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from '../index/racy.js';
+import { indexVersion } from '../index/version.js';
+import { STAT_WORDS, buildIndex, patchIndex } from '../index/write.js';
+import { killPoint } from '../kill-point.js';
+import type { EntryList } from '../plan/entries.js';
+import type { Mode, Plan } from '../plan/plan.js';
+import type { TreeWalk } from '../plan/tree.js';
+import { indexIdentity } from '../plan/watch.js';
+import type { Job } from './job.js';
+import type { CallConfig, Opened } from './open.js';
+import type { Planned } from './plan.js';
+import type { Walked } from './walk.js';
+import type { Written } from './write.js';
+
+export interface Indexed {
+  readonly racy: RacyDecision;
+  /** Milliseconds waited for the clock to leave the newest file's second. */
+  readonly waited: number;
+}
+
+/**
+ * The cache-tree of the new index, as git writes one after a checkout: from the walk of the
+ * tree checked out, not valid above paths where the index differs from it. None for a checkout
+ * of paths (most of the index is the old one) or a tree filtered by pathspecs.
+ */
+function cacheTree(
+  mode: Mode,
+  walked: TreeWalk | null,
+  target: EntryList | null,
+  plan: Plan,
+): Buffer[] {
+  // (A restore walks no tree: walked is null.)
+  if (walked === null || target !== walked.entries || mode === 'paths') {
+    return [];
+  }
+  return [cacheTreeExtension(walked.dirs, plan.result, walked.entries)];
+}
+
+/** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
+function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
+  const stats = plan.stats.slice();
+  const { write } = plan;
+  for (let k = write.indexOf(1); k >= 0; k = write.indexOf(1, k + 1))
+    stats.set(written.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), k * STAT_WORDS);
+  return stats;
+}
+
+export async function commitIndex(
+  job: Job,
+  config: CallConfig,
+  opened: Opened,
+  walked: Walked,
+  { plan }: Planned,
+  { outcome }: Written,
+): Promise<Indexed> {
+  const { mode, current } = opened;
+  const indexLock = opened.indexLock!;
+  const stats = mergedStats(plan, outcome.stats);
+  // A restore keeps the entries as they are: the old file gets new stat data in place.
+  const inPlace =
+    mode === 'restore' && current !== null && plan.result.count === current.entries.count;
+  const index = inPlace
+    ? patchIndex(current.raw, current.offsets, current.stats, stats)
+    : [
+        buildIndex(plan.result, stats, {
+          extFlags: plan.extFlags,
+          version: indexVersion(job.repo, current),
+          extensions: cacheTree(mode, walked.targetWalk, walked.targetEntries, plan),
+        }),
+      ];
+  const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), [
+    ...plan.files.map((f) => f.index),
+    ...plan.symlinks,
+    ...plan.gitlinks,
+  ]);
+  const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
+  indexLock.writeAll(index);
+  if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
+    // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
+    indexLock.touch();
+  }
+  killPoint();
+  // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
+  // the target and HEAD the old commit — a state git reads as staged changes, not damage.
+  indexLock.commit(config.fsync !== 'none');
+  // What the next call may take as known: none of it where collisions rewrote files.
+  opened.watch?.record(
+    indexIdentity(job.indexPath),
+    plan.result,
+    outcome.collisions.length === 0 ? plan.verified : null,
+    inPlace,
+  );
+  killPoint();
+  return { racy, waited };
+}

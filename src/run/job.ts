@@ -1,0 +1,62 @@
+/**
+ * Phase 0, resolve: what one call works on — a repository's own worktree and index, or a
+ * materialized directory — from the caller's validated settings. The worktree is claimed
+ * (`claim`, by the path of its index) before anything in it is read or written: calls on one
+ * worktree run one after another, calls on different ones at once.
+ */
+import { join } from 'node:path';
+import { openRepo, type Repo } from '../repo/repo.js';
+import { claimTarget, targetKey } from '../materialize-target.js';
+import type { Settings } from '../settings.js';
+
+/** What one run works on: a repository's own worktree and index, or a materialized directory. */
+export interface Job {
+  settings: Settings;
+  repo: Repo;
+  /** Where the files go. */
+  worktree: string;
+  /** The index that records what is there (in .git, or in the target's metadata directory). */
+  indexPath: string;
+  /** A materialize: HEAD, refs and merge state are left alone; metadata is written. */
+  materialize: boolean;
+  /** The path the repository was opened from (GIT_PREFIX for hooks). */
+  start: string;
+}
+
+/** The call as the caller gave it (its settings validated). */
+export type JobRequest =
+  | { kind: 'checkout'; repoPath: string; settings: Settings }
+  | { kind: 'materialize'; repoPath: string; targetDir: string; settings: Settings };
+
+/** Waits until no other call of this process works on the worktree or target named by `key`. */
+export type Claim = (key: string) => Promise<void>;
+
+export const noClaim: Claim = async () => {};
+
+/** Opens the repository and claims the worktree or target (dry runs claim nothing on disk). */
+export async function openJob(request: JobRequest, claim: Claim): Promise<Job> {
+  const { settings, repoPath } = request;
+  const repo = openRepo(repoPath);
+  if (request.kind === 'checkout') {
+    const indexPath = join(repo.gitDir, 'index');
+    await claim(indexPath);
+    return {
+      settings,
+      repo,
+      worktree: repo.worktree,
+      indexPath,
+      materialize: false,
+      start: repoPath,
+    };
+  }
+  await claim(targetKey(request.targetDir));
+  const { worktree, meta } = claimTarget(request.targetDir, repo, settings.force, settings.dryRun);
+  return {
+    settings,
+    repo,
+    worktree,
+    indexPath: join(meta, 'index'),
+    materialize: true,
+    start: repoPath,
+  };
+}

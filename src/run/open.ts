@@ -1,0 +1,195 @@
+/**
+ * Phase 1, open: the settings resolved once against the repository's config (lower layers take
+ * them as they are and never default), the current index read, the mode chosen, the revision
+ * resolved, and the locks taken (index.lock, then HEAD.lock when HEAD moves). A dry run takes
+ * no lock.
+ */
+import { availableParallelism } from 'node:os';
+import { readdirSync } from 'node:fs';
+import { loadAddon, type Addon, type NativeOdb } from '../addon.js';
+import { PcheckoutError, fromSystem } from '../errors.js';
+import { readIndex, type IndexFile } from '../index/read.js';
+import { killPoint } from '../kill-point.js';
+import { LockFile } from '../lock.js';
+import { MAX_WORKERS } from '../options.js';
+import type { Mode } from '../plan/plan.js';
+import { indexIdentity, type WorktreeWatch } from '../plan/watch.js';
+import { HeadUpdate } from '../repo/head.js';
+import { Refs, resolveRevision, type RefValue, type Resolved } from '../repo/refs.js';
+import type { Repo } from '../repo/repo.js';
+import type { Resources, Store } from '../resources.js';
+import { fsyncFromConfig } from '../settings.js';
+import type { FsyncMode } from '../write/durability.js';
+import { detectFilesystem, type FilesystemInfo } from '../write/filesystem.js';
+import { WorktreeDir } from '../worktree.js';
+import type { Job } from './job.js';
+
+const DEFAULT_THRESHOLD = 100;
+// On a network filesystem each create, write and close waits for the server, so more writers
+// than cores pay: 16 (git's NFS prototype used 16). Measured with bench/netfs.mjs (sshfs, client
+// and server sharing 2 cores; README "Network filesystems"): with native writer threads 8–32 are
+// within a few percent of each other and 2–4 up to 1.5x slower.
+const NETWORK_WORKERS = 16;
+
+/** The call's settings, resolved once from options and config: nothing below defaults again. */
+export interface CallConfig {
+  readonly filesystem: FilesystemInfo;
+  readonly fsync: FsyncMode;
+  readonly workers: number;
+  readonly threshold: number;
+  /** core.symlinks and core.filemode. */
+  readonly symlinks: boolean;
+  readonly fileMode: boolean;
+}
+
+/**
+ * The worker count in force: the option, else checkout.workers, else the cores (more on a
+ * network filesystem). < 1 means one per core, as with git; whatever the source, at most
+ * MAX_WORKERS (the pool then starts no more threads than there are chunks).
+ */
+function configuredWorkers(repo: Repo, explicit: number | undefined, fs: FilesystemInfo): number {
+  const cores = availableParallelism();
+  const fromConfig = explicit === undefined ? repo.config.getInt('checkout.workers') : undefined;
+  const wanted = explicit ?? fromConfig;
+  if (wanted === undefined) {
+    return fs.network ? Math.min(NETWORK_WORKERS, MAX_WORKERS) : cores;
+  }
+  return Math.min(wanted < 1 ? cores : wanted, MAX_WORKERS);
+}
+
+/** Before any lock is taken: a bad config value must not leave index.lock behind. */
+export function resolveConfig(job: Job): CallConfig {
+  const { settings, repo } = job;
+  // A dry run into a directory not made yet: the filesystem it would be made on.
+  const filesystem = detectFilesystem(job.worktree);
+  return Object.freeze({
+    filesystem,
+    fsync: settings.fsync ?? fsyncFromConfig(repo.config.get('pcheckout.fsync')) ?? 'none',
+    workers: configuredWorkers(repo, settings.workers, filesystem),
+    threshold:
+      settings.threshold ??
+      repo.config.getInt('checkout.thresholdforparallelism') ??
+      DEFAULT_THRESHOLD,
+    symlinks: repo.config.getBool('core.symlinks') ?? true,
+    fileMode: repo.config.getBool('core.filemode') ?? true,
+  });
+}
+
+/** Whether a directory holds nothing but `.git` (a directory not made yet holds nothing). */
+function emptyWorktree(dir: string): boolean {
+  try {
+    return readdirSync(dir).every((n) => n === '.git');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw fromSystem(err, 'read', dir);
+  }
+}
+
+function chooseMode(job: Job, index: IndexFile | null): Mode {
+  const { settings } = job;
+  const noRef = settings.ref === undefined;
+  if (settings.restore || (settings.paths && noRef && !job.materialize)) {
+    if (index === null) {
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `nothing to restore: ${job.worktree} has no index (check out a revision first)`,
+      );
+    }
+    return 'restore';
+  }
+  if (settings.paths && !job.materialize) return 'paths';
+  if (index === null && emptyWorktree(job.worktree)) return 'fresh';
+  return settings.force || job.materialize ? 'force' : 'switch';
+}
+
+/** What the open phase hands on. */
+export interface Opened {
+  readonly addon: Addon;
+  readonly mode: Mode;
+  /** The index as it is (null: none). */
+  readonly current: IndexFile | null;
+  readonly store: Store;
+  readonly odb: NativeOdb;
+  /** The worktree as a directory handle (null: a dry run into a directory not made yet). */
+  readonly worktree: WorktreeDir | null;
+  readonly watch: WorktreeWatch | null;
+  /** Per index entry, 1 where a warm engine's watch vouches for it. */
+  readonly knownClean: Uint8Array | null;
+  readonly refs: Refs;
+  /** The revision checked out (null: a restore). */
+  readonly target: Resolved | null;
+  readonly headBefore: RefValue | undefined;
+  readonly oldOid: string | undefined;
+  /** The locks held (none in a dry run); released by `release`, whatever happens. */
+  readonly indexLock: LockFile | null;
+  readonly headUpdate: HeadUpdate | null;
+}
+
+/** Opens the call: index, mode, revision, locks. `release` must be called when the call ends. */
+export function open(job: Job, config: CallConfig, resources: Resources): Opened {
+  const { settings, repo } = job;
+  const addon = loadAddon();
+  const dry = settings.dryRun;
+  const indexLock = dry ? null : new LockFile(job.indexPath, 'ERR_INDEX_LOCKED', repo.shared);
+  let headUpdate: HeadUpdate | null = null;
+  let worktree: WorktreeDir | null = null;
+  try {
+    const current = readIndex(job.indexPath);
+    const mode = chooseMode(job, current);
+    const store = resources.store(repo.objectDirs);
+    addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
+    const exists = !dry || !(mode === 'fresh' && current === null && !dirExists(job.worktree));
+    worktree = exists ? new WorktreeDir(addon, job.worktree) : null;
+    // Read before planning: what changed since the previous call (a warm engine only).
+    const watch = exists ? resources.watch(job.worktree, config.filesystem) : null;
+    const knownClean =
+      watch?.knownClean(current?.entries ?? null, current ? indexIdentity(job.indexPath) : null) ??
+      null;
+    const refs = new Refs(repo);
+    const target =
+      mode === 'restore'
+        ? null
+        : resolveRevision(refs, store.odb, settings.ref, { allowTree: job.materialize });
+    const moveHead = !job.materialize && mode !== 'paths' && target !== null && !target.keepHead;
+    const headBefore = refs.read('HEAD');
+    const oldOid = refs.resolve('HEAD');
+    if (moveHead && !dry) headUpdate = new HeadUpdate(refs, target);
+    killPoint();
+    return {
+      addon,
+      mode,
+      current,
+      store,
+      odb: store.odb,
+      worktree,
+      watch,
+      knownClean,
+      refs,
+      target,
+      headBefore,
+      oldOid,
+      indexLock,
+      headUpdate,
+    };
+  } catch (err) {
+    headUpdate?.rollback();
+    indexLock?.rollback();
+    worktree?.close();
+    throw err;
+  }
+}
+
+function dirExists(path: string): boolean {
+  try {
+    return readdirSync(path) !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** Whatever happened: locks not committed are rolled back, the directory handle closed. */
+export function release(opened: Opened | null): void {
+  opened?.headUpdate?.rollback();
+  opened?.indexLock?.rollback();
+  opened?.worktree?.close();
+}

@@ -1,0 +1,147 @@
+/** The summary of a call, from its phases' hand-offs (and a dry run's, from its plan). */
+import type { NativeDecodeStats } from '../addon.js';
+import { PcheckoutError } from '../errors.js';
+import type { HookResult } from '../hooks.js';
+import type { FilterFailure } from '../write/filters.js';
+import { changesOf, type Changes } from './changes.js';
+import type { Indexed } from './commit.js';
+import type { Finished } from './finish.js';
+import type { Job } from './job.js';
+import type { CallConfig, Opened } from './open.js';
+import type { Planned } from './plan.js';
+import { countKnown, displayFailure, round, type CheckoutSummary, type Stops } from './summary.js';
+import type { Written } from './write.js';
+
+export interface Reported {
+  job: Job;
+  config: CallConfig;
+  opened: Opened;
+  planned: Planned;
+  written: Written;
+  indexed: Indexed;
+  finished: Finished;
+  hook: HookResult | null;
+  decoded: NativeDecodeStats;
+  filterFailures: FilterFailure[];
+  changes: Changes | null;
+  times: { started: number; planTime: number; writeTime: number; indexTime: number };
+}
+
+export function summarize(r: Reported): CheckoutSummary {
+  const { job, config, opened, planned, written, indexed, finished, times } = r;
+  const { plan } = planned;
+  const { outcome } = written;
+  const headAfter = finished.headAfter;
+  return {
+    mode: job.materialize ? 'materialize' : opened.mode,
+    dryRun: false,
+    commit: opened.target?.commit ?? null,
+    tree: opened.target?.tree ?? null,
+    ref: headAfter?.symref ?? null,
+    detached: !job.materialize && headAfter?.symref === undefined,
+    entries: plan.result.count,
+    created: plan.counts.created,
+    updated: plan.counts.updated,
+    deleted: plan.counts.deleted,
+    changes: r.changes,
+    stops: null,
+    files: plan.files.length,
+    symlinks: plan.symlinks.length,
+    gitlinks: plan.gitlinks.length,
+    bytes: outcome.bytes,
+    pool: { used: planned.usePool, workers: outcome.poolWorkers, files: outcome.poolFiles },
+    filters: {
+      files: outcome.filteredFiles,
+      delayed: outcome.delayedFiles,
+      failed: r.filterFailures.map(displayFailure),
+    },
+    workers: config.workers,
+    threshold: config.threshold,
+    inflater: opened.addon.inflater,
+    openat2: opened.addon.openat2,
+    collisions: outcome.collisions,
+    racy: indexed.racy,
+    newBranch: opened.headUpdate?.newBranch ?? null,
+    hook: r.hook,
+    fsync: written.durability,
+    filesystem: config.filesystem,
+    warnings: [...planned.warnings, ...outcome.warnings.map((w) => w.message)],
+    decoded: r.decoded,
+    watch: { active: opened.watch !== null, known: countKnown(opened.knownClean) },
+    timings: {
+      plan: round(times.planTime - times.started),
+      write: round(times.writeTime - times.planTime),
+      index: round(times.indexTime - times.writeTime),
+      total: round(times.indexTime - times.started),
+      racyWait: round(indexed.waited),
+    },
+  };
+}
+
+/** What refuses a checkout, for a dry run to report (null: an error a dry run throws). */
+export function stopsOf(err: unknown): Stops | null {
+  if (!(err instanceof PcheckoutError) || err.code !== 'ERR_WOULD_OVERWRITE') return null;
+  const overwrite = err.overwrite;
+  return {
+    code: err.code,
+    message: err.message,
+    paths: err.paths ?? [],
+    modified: overwrite?.modified ?? [],
+    untracked: overwrite?.untracked ?? [],
+  };
+}
+
+/** A dry run's summary: the plan's counts and paths (or what stops it), nothing written. */
+export function dryRunSummary(
+  job: Job,
+  config: CallConfig,
+  opened: Opened,
+  planned: Planned | null,
+  stops: Stops | null,
+  started: number,
+): CheckoutSummary {
+  const plan = planned?.plan ?? null;
+  const head = opened.refs.read('HEAD');
+  const total = round(performance.now() - started);
+  return {
+    mode: job.materialize ? 'materialize' : opened.mode,
+    dryRun: true,
+    commit: opened.target?.commit ?? null,
+    tree: opened.target?.tree ?? null,
+    ref: job.materialize ? null : (head?.symref ?? null),
+    detached: !job.materialize && head?.symref === undefined,
+    entries: plan?.result.count ?? 0,
+    created: plan?.counts.created ?? 0,
+    updated: plan?.counts.updated ?? 0,
+    deleted: plan?.counts.deleted ?? 0,
+    changes: plan ? changesOf(plan, opened.current) : null,
+    stops,
+    files: plan?.files.length ?? 0,
+    symlinks: plan?.symlinks.length ?? 0,
+    gitlinks: plan?.gitlinks.length ?? 0,
+    bytes: 0,
+    pool: { used: planned?.usePool ?? false, workers: 0, files: 0 },
+    filters: { files: 0, delayed: 0, failed: [] },
+    workers: config.workers,
+    threshold: config.threshold,
+    inflater: opened.addon.inflater,
+    openat2: opened.addon.openat2,
+    collisions: [],
+    racy: {
+      policy: job.settings.racyWait,
+      entries: 0,
+      bytes: 0,
+      rehashMs: 0,
+      waitMs: 0,
+      waited: false,
+    },
+    newBranch: null,
+    hook: null,
+    fsync: { mode: config.fsync, barrier: 'none', synced: 0, barrierMs: 0 },
+    filesystem: config.filesystem,
+    warnings: [...(planned?.warnings ?? [])],
+    decoded: opened.addon.decodeStats(opened.store.opened()),
+    watch: { active: opened.watch !== null, known: countKnown(opened.knownClean) },
+    timings: { plan: total, write: 0, index: 0, total, racyWait: 0 },
+  };
+}

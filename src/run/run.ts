@@ -1,0 +1,105 @@
+/**
+ * One call as a script of phases (docs/Architecture.md): open → walk → plan → write → index →
+ * finish → hook, each in its own module with an explicit hand-off; `control` is checked between
+ * them (an abort takes effect at the next boundary, or within the write) and told each phase.
+ * A dry run stops after the plan. This runs on whatever thread calls it: an orchestrator thread
+ * for the API (call/), the process's own for the CLI.
+ */
+import { PcheckoutError } from '../errors.js';
+import { killPoint } from '../kill-point.js';
+import { explainMissing } from '../repo/incomplete.js';
+import { readFilterDrivers } from '../plan/drivers.js';
+import type { Resources } from '../resources.js';
+import { FilterSession } from '../write/filters.js';
+import { partWay, type PartWayContext } from '../part-way.js';
+import { changesOf } from './changes.js';
+import { commitIndex } from './commit.js';
+import type { Control } from './control.js';
+import { finishHead, postCheckout } from './finish.js';
+import type { Job } from './job.js';
+import { open, release, resolveConfig, type Opened } from './open.js';
+import { planCall, type Planned } from './plan.js';
+import { dryRunSummary, stopsOf, summarize } from './report.js';
+import { walkTrees } from './walk.js';
+import { writeWorktree } from './write.js';
+import type { CheckoutSummary } from './summary.js';
+
+export async function run(
+  job: Job,
+  resources: Resources,
+  control: Control,
+): Promise<CheckoutSummary> {
+  const { settings, repo } = job;
+  const started = performance.now();
+  control.phase('open');
+  const config = resolveConfig(job);
+  let opened: Opened | null = null;
+  let partWayContext: PartWayContext | null = null;
+  // External filters run from the worktree's top, as git runs them; a materialized directory is
+  // no repository, so they are told where it is (as git --git-dir --work-tree would). Processes
+  // start on first use and are shut down when the run ends, however it ends.
+  const filters = new FilterSession(
+    readFilterDrivers(repo.config),
+    job.worktree,
+    job.materialize
+      ? { ...process.env, GIT_DIR: repo.gitDir, GIT_WORK_TREE: job.worktree }
+      : process.env,
+  );
+  try {
+    opened = open(job, config, resources);
+    control.phase('walk');
+    const walked = walkTrees(job, opened);
+    control.phase('plan', walked.targetEntries?.count ?? opened.current?.entries.count ?? 0);
+    let planned: Planned;
+    try {
+      planned = await planCall(job, config, opened, walked, filters);
+    } catch (err) {
+      const stops = settings.dryRun ? stopsOf(err) : null;
+      if (stops === null) throw err;
+      return dryRunSummary(job, config, opened, null, stops, started);
+    }
+    const planTime = performance.now();
+    killPoint();
+    if (settings.dryRun) return dryRunSummary(job, config, opened, planned, null, started);
+    control.phase('write', planned.plan.files.length);
+    partWayContext = {
+      mode: job.materialize ? 'materialize' : opened.mode,
+      ref: settings.ref,
+      paths: settings.paths,
+    };
+    const written = await writeWorktree(job, config, opened, planned, filters, control);
+    const writeTime = performance.now();
+    const decoded = opened.addon.decodeStats(opened.store.opened());
+    control.phase('index', planned.plan.result.count);
+    const indexed = await commitIndex(job, config, opened, walked, planned, written);
+    partWayContext = null;
+    const finished = finishHead(job, config, opened);
+    const indexTime = performance.now();
+    // Done: an abort from here on changes nothing (git's hook runs once the checkout is complete).
+    control.phase('hook', 0, false);
+    const hook = await postCheckout(job, opened);
+    return summarize({
+      job,
+      config,
+      opened,
+      planned,
+      written,
+      indexed,
+      finished,
+      hook,
+      decoded,
+      filterFailures: filters.failures,
+      changes: settings.changes ? changesOf(planned.plan, opened.current) : null,
+      times: { started, planTime, writeTime, indexTime },
+    });
+  } catch (err) {
+    const explained = explainMissing(err, repo);
+    throw partWayContext
+      ? partWay(explained, err instanceof PcheckoutError ? err.written : undefined, partWayContext)
+      : explained;
+  } finally {
+    await filters.close();
+    resources.idle();
+    release(opened);
+  }
+}
