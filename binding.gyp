@@ -7,40 +7,49 @@
     {
       "target_name": "pcheckout",
       "sources": [
-        "native/base_cache.cc",
-        "native/beneath.cc",
-        "native/binding.cc",
-        "native/binding_index.cc",
-        "native/binding_rows.cc",
-        "native/binding_watch.cc",
-        "native/binding_worktree.cc",
-        "native/blob_hash.cc",
-        "native/cache_tree.cc",
-        "native/common.cc",
-        "native/convert.cc",
-        "native/decode_stats.cc",
-        "native/delta.cc",
-        "native/dirs.cc",
-        "native/gather.cc",
-        "native/index_entries.cc",
-        "native/index_lender.cc",
-        "native/index_writer.cc",
-        "native/inflate.cc",
-        "native/mapped_file.cc",
-        "native/odb.cc",
-        "native/pack.cc",
-        "native/pack_index.cc",
-        "native/parallel_write.cc",
-        "native/path_rules.cc",
-        "native/rows.cc",
-        "native/stat.cc",
-        "native/sync.cc",
-        "native/tree.cc",
-        "native/watch.cc",
-        "native/worktree.cc",
-        "native/writer.cc"
+        # native/base/
+        "native/base/common.cc",
+        "native/base/mapped_file.cc",
+        # native/odb/
+        "native/odb/base_cache.cc",
+        "native/odb/decode_stats.cc",
+        "native/odb/delta.cc",
+        "native/odb/inflate.cc",
+        "native/odb/odb.cc",
+        "native/odb/pack.cc",
+        "native/odb/pack_index.cc",
+        # native/index/
+        "native/index/cache_tree.cc",
+        "native/index/index_entries.cc",
+        "native/index/index_lender.cc",
+        "native/index/index_writer.cc",
+        # native/plan/
+        "native/plan/dirs.cc",
+        "native/plan/gather.cc",
+        "native/plan/path_rules.cc",
+        "native/plan/rows.cc",
+        "native/plan/tree.cc",
+        # native/worktree/
+        "native/worktree/beneath.cc",
+        "native/worktree/blob_hash.cc",
+        "native/worktree/stat.cc",
+        "native/worktree/watch.cc",
+        "native/worktree/worktree.cc",
+        # native/write/
+        "native/write/parallel_write.cc",
+        "native/write/sync.cc",
+        "native/write/writer.cc",
+        # native/convert/
+        "native/convert/convert.cc",
+        # native/binding/
+        "native/binding/binding.cc",
+        "native/binding/index.cc",
+        "native/binding/rows.cc",
+        "native/binding/watch.cc",
+        "native/binding/worktree.cc"
       ],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      # Sources include each other by their path under native/ ("odb/pack.h").
+      "include_dirs": ["native", "<!(node -p \"require('node-addon-api').include_dir\")"],
       # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: an exception the addon cannot throw into an
       # environment that is shutting down (process.exit() while a worker writes) is dropped,
       # not turned into std::terminate (exit 134).

@@ -28,7 +28,7 @@ export interface NativeWriteRequest {
   convert?: Uint8Array;
 }
 
-/** A content conversion (native/convert.h): crlf 0 binary, 1 text-input, 2 text-crlf, 3 auto-input, 4 auto-crlf. */
+/** A content conversion (native/convert/convert.h): crlf 0 binary, 1 text-input, 2 text-crlf, 3 auto-input, 4 auto-crlf. */
 export interface NativeConversion {
   crlf: number;
   ident: boolean;
@@ -397,7 +397,7 @@ export interface Addon {
   layout: typeof EXPECTED_LAYOUT;
 }
 
-/** Stat words per entry, in index-entry order (see native/writer.h). */
+/** Stat words per entry, in index-entry order (see native/write/writer.h). */
 export const STAT_WORDS = 10;
 
 /**
