@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "base/common.h"
+#include "base/fd.h"
 
 namespace pc {
 
@@ -36,29 +37,27 @@ void MappedFile::open(const std::string& path) {
 
 bool MappedFile::open_if_exists(const std::string& path) {
   path_ = path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) return false;
-  if (fd < 0) throw Error(Code::Io, "open " + path + ": " + std::strerror(errno));
+  // Closed on every path out (the mapping, once made, does not need it).
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid() && errno == ENOENT) return false;
+  if (!fd.valid()) throw Error(Code::Io, "open " + path + ": " + std::strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd.get(), &st) != 0) {
     int e = errno;
-    close(fd);
     throw Error(Code::Io, "stat " + path + ": " + std::strerror(e));
   }
   size_ = static_cast<size_t>(st.st_size);
   mtime_sec_ = static_cast<int64_t>(st.st_mtim.tv_sec);
   mtime_nsec_ = static_cast<int64_t>(st.st_mtim.tv_nsec);
   if (size_ > 0) {
-    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (p == MAP_FAILED) {
       int e = errno;
-      close(fd);
       size_ = 0;
       throw Error(Code::Io, "mmap " + path + ": " + std::strerror(e));
     }
     data_ = static_cast<const uint8_t*>(p);
   }
-  close(fd);
   return true;
 }
 
