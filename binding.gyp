@@ -43,10 +43,14 @@
         "native/convert/convert.cc",
         # native/binding/
         "native/binding/binding.cc",
+        "native/binding/convert.cc",
         "native/binding/index.cc",
+        "native/binding/odb.cc",
+        "native/binding/paths.cc",
         "native/binding/rows.cc",
         "native/binding/watch.cc",
-        "native/binding/worktree.cc"
+        "native/binding/worktree.cc",
+        "native/binding/write.cc"
       ],
       # Sources include each other by their path under native/ ("odb/pack.h").
       "include_dirs": ["native", "<!(node -p \"require('node-addon-api').include_dir\")"],

@@ -1,10 +1,19 @@
-// N-API glue for writing an index: its entries (index_writer.h) and its cache-tree
-// (cache_tree.h).
+// N-API glue for the index file: reading it (mapFile, index/index_entries.h) and writing it, its
+// entries (index/index_writer.h) and its cache-tree (index/cache_tree.h).
 #pragma once
 
 #include <napi.h>
 
 namespace pc::binding {
+
+// mapFile(path) -> { data: Buffer, mtimeSec, mtimeNsec } | null: the whole file as a read-only
+// mapping (base/mapped_file.h), with the modification time of the file mapped (null when it
+// does not exist).
+Napi::Value MapFile(const Napi::CallbackInfo& info);
+
+// parseIndexEntries(file: Buffer, end, version, count) -> the entries as flat arrays (see
+// index/index_entries.h); the header, checksum and extensions are read in TypeScript.
+Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info);
 
 // serializeIndex(list, stats, extFlags | null, version, extensions: Buffer[]) -> Buffer: the
 // file with 20 zero bytes where its checksum goes.

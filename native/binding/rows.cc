@@ -41,14 +41,6 @@ PathList path_list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
 
 namespace {
 
-// A typed array of the given kind, or a last-resort error naming it.
-template <typename Array>
-Array typed_arg(Napi::Env env, const Napi::Value& v, napi_typedarray_type type, const char* what) {
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
-    throw_arg(env, std::string(what) + " has the wrong type");
-  return v.As<Array>();
-}
-
 template <typename Array, typename T>
 Array copy_out(Napi::Env env, const std::vector<T>& v) {
   Array out = Array::New(env, v.size());
@@ -66,10 +58,10 @@ Napi::Value JoinRows(const Napi::CallbackInfo& info) {
   PathList target = path_list_arg(env, info[3], "target");
   const uint8_t* stages = nullptr;
   if (index.count > 0) {
-    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
-        info[1].As<Napi::Uint8Array>().ElementLength() < index.count)
-      throw_arg(env, "stages must be a Uint8Array, one per index entry");
-    stages = info[1].As<Napi::Uint8Array>().Data();
+    stages = typed_arg<Napi::Uint8Array>(env, info[1],
+                                         "stages must be a Uint8Array, one per index entry",
+                                         at_least(index.count))
+                 .Data();
   }
   Rows rows;
   join_rows(index, stages, head, target, &rows);
@@ -88,8 +80,8 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info) {
   if (info.Length() < 4) throw_arg(env, "gatherEntries(index, target, src, idx)");
   PathList index = path_list_arg(env, info[0], "index");
   PathList target = path_list_arg(env, info[1], "target");
-  auto src = typed_arg<Napi::Uint8Array>(env, info[2], napi_uint8_array, "src");
-  auto idx = typed_arg<Napi::Int32Array>(env, info[3], napi_int32_array, "idx");
+  auto src = typed_arg<Napi::Uint8Array>(env, info[2], "src has the wrong type");
+  auto idx = typed_arg<Napi::Int32Array>(env, info[3], "idx has the wrong type");
   if (src.ElementLength() != idx.ElementLength())
     throw_arg(env, "gatherEntries: src and idx differ in length");
   GatherRequest req;
@@ -120,13 +112,14 @@ Napi::Value GatherStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 3 || !info[0].IsObject()) throw_arg(env, "gatherStats(result, old, fresh)");
   Napi::Object r = info[0].As<Napi::Object>();
-  auto src = typed_arg<Napi::Uint8Array>(env, r.Get("src"), napi_uint8_array, "src");
-  auto idx = typed_arg<Napi::Int32Array>(env, r.Get("idx"), napi_int32_array, "idx");
-  auto write = typed_arg<Napi::Uint8Array>(env, r.Get("write"), napi_uint8_array, "write");
-  auto slot = typed_arg<Napi::Int32Array>(env, r.Get("freshSlot"), napi_int32_array, "freshSlot");
-  auto smudge = typed_arg<Napi::Uint8Array>(env, r.Get("smudge"), napi_uint8_array, "smudge");
-  auto old = typed_arg<Napi::Uint32Array>(env, info[1], napi_uint32_array, "old");
-  auto fresh = typed_arg<Napi::Uint32Array>(env, info[2], napi_uint32_array, "fresh");
+  auto src = typed_arg<Napi::Uint8Array>(env, r.Get("src"), "src has the wrong type");
+  auto idx = typed_arg<Napi::Int32Array>(env, r.Get("idx"), "idx has the wrong type");
+  auto write = typed_arg<Napi::Uint8Array>(env, r.Get("write"), "write has the wrong type");
+  auto slot =
+      typed_arg<Napi::Int32Array>(env, r.Get("freshSlot"), "freshSlot has the wrong type");
+  auto smudge = typed_arg<Napi::Uint8Array>(env, r.Get("smudge"), "smudge has the wrong type");
+  auto old = typed_arg<Napi::Uint32Array>(env, info[1], "old has the wrong type");
+  auto fresh = typed_arg<Napi::Uint32Array>(env, info[2], "fresh has the wrong type");
   const size_t n = src.ElementLength();
   if (idx.ElementLength() < n || write.ElementLength() < n || slot.ElementLength() < n ||
       smudge.ElementLength() < n)
@@ -151,10 +144,11 @@ Napi::Value RowsToDecide(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 3 || !info[0].IsObject()) throw_arg(env, "rowsToDecide(rows, stats, racySeconds)");
   Napi::Object o = info[0].As<Napi::Object>();
-  auto i = typed_arg<Napi::Int32Array>(env, o.Get("i"), napi_int32_array, "i");
-  auto unmerged = typed_arg<Napi::Uint8Array>(env, o.Get("unmerged"), napi_uint8_array, "unmerged");
-  auto same = typed_arg<Napi::Uint8Array>(env, o.Get("same"), napi_uint8_array, "same");
-  auto stats = typed_arg<Napi::Uint32Array>(env, info[1], napi_uint32_array, "stats");
+  auto i = typed_arg<Napi::Int32Array>(env, o.Get("i"), "i has the wrong type");
+  auto unmerged =
+      typed_arg<Napi::Uint8Array>(env, o.Get("unmerged"), "unmerged has the wrong type");
+  auto same = typed_arg<Napi::Uint8Array>(env, o.Get("same"), "same has the wrong type");
+  auto stats = typed_arg<Napi::Uint32Array>(env, info[1], "stats has the wrong type");
   const double racy = integer_arg(env, info[2], 0, 4294967295.0, "racySeconds");
   const size_t n = i.ElementLength();
   if (unmerged.ElementLength() != n || same.ElementLength() != n)
@@ -171,7 +165,7 @@ Napi::Value DirsOf(const Napi::CallbackInfo& info) {
   PathList list = path_list_arg(env, info[0], "list");
   const uint8_t* select = nullptr;
   if (!info[1].IsNull() && !info[1].IsUndefined()) {
-    auto s = typed_arg<Napi::Uint8Array>(env, info[1], napi_uint8_array, "select");
+    auto s = typed_arg<Napi::Uint8Array>(env, info[1], "select has the wrong type");
     if (s.ElementLength() < list.count) throw_arg(env, "dirsOf: select shorter than the list");
     select = s.Data();
   }

@@ -1,4 +1,5 @@
-// N-API glue for join_rows (rows.h).
+// N-API glue for the planner's row work (plan/rows.h, plan/gather.h, plan/dirs.h): joinRows,
+// gatherEntries, gatherStats, rowsToDecide, dirsOf, and the path lists they (and others) read.
 #pragma once
 
 #include <napi.h>

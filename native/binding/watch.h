@@ -1,4 +1,4 @@
-// N-API glue for Watch (watch.h): `new Watch()`, add, forgetRoot, remove, drain, close.
+// N-API glue for Watch (worktree/watch.h): `new Watch()`, add, forgetRoot, remove, drain, close.
 #pragma once
 
 #include <napi.h>

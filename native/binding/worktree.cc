@@ -121,13 +121,11 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
   Napi::Value Lstat(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     std::string path = path_arg(env, info[0]);
-    if (!info[1].IsTypedArray() ||
-        info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
-        info[1].As<Napi::Uint32Array>().ElementLength() != kStatWords)
-      throw_arg(env, "lstat needs a Uint32Array of statWords words");
+    auto out = typed_arg<Napi::Uint32Array>(
+        env, info[1], "lstat needs a Uint32Array of statWords words", exactly(kStatWords));
     struct stat st;
     int err = wt(env).lstat(path.c_str(), &st);
-    if (err == 0) fill_stat(st, info[1].As<Napi::Uint32Array>().Data());
+    if (err == 0) fill_stat(st, out.Data());
     return errno_value(env, err);
   }
 
@@ -201,5 +199,60 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
 }  // namespace
 
 Napi::Function define_worktree(Napi::Env env) { return WorktreeWrap::Define(env); }
+
+// statFiles({ root, paths, threads? }) -> { stats: Uint32Array, status: Int32Array }: lstat of
+// each path, never through a symlinked leading directory (see stat.h).
+Napi::Value StatFiles(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw_arg(env, "expected a stat request object");
+  Napi::Object o = info[0].As<Napi::Object>();
+  pc::StatRequest req;
+  parse_path_batch(env, o, &req.root, &req.paths, &req.threads);
+  // An expectation to judge against: { compare: Uint8Array, modes: Uint32Array,
+  // stats: Uint32Array, racySeconds, fileMode }, one element (stats: kStatWords) per path.
+  Napi::Value expect = o.Get("expect");
+  if (!expect.IsUndefined()) {
+    if (!expect.IsObject()) throw_arg(env, "expect must be an object");
+    Napi::Object e = expect.As<Napi::Object>();
+    size_t n = req.paths.size();
+    Napi::Value compare = e.Get("compare"), modes = e.Get("modes"), stats = e.Get("stats"),
+                racy = e.Get("racySeconds"), file_mode = e.Get("fileMode");
+    auto compare_of = typed_arg<Napi::Uint8Array>(
+        env, compare, "expect.compare must be a Uint8Array, one per path", exactly(n));
+    auto modes_of = typed_arg<Napi::Uint32Array>(
+        env, modes, "expect.modes must be a Uint32Array, one per path", exactly(n));
+    auto stats_of = typed_arg<Napi::Uint32Array>(
+        env, stats, "expect.stats must be a Uint32Array, statWords per path",
+        exactly(n * pc::kStatWords));
+    double r = integer_arg(env, racy, 0, 4294967295.0, "expect.racySeconds");
+    req.expect.compare = compare_of.Data();
+    req.expect.modes = modes_of.Data();
+    req.expect.stats = stats_of.Data();
+    req.expect.racy_seconds = static_cast<uint32_t>(r);
+    req.expect.file_mode = file_mode.ToBoolean().Value();
+    Napi::Value symlinks = e.Get("symlinks");
+    req.expect.symlinks = symlinks.IsUndefined() || symlinks.ToBoolean().Value();
+    req.expect.stat_change_is_dirty = e.Get("statChangeIsDirty").ToBoolean().Value();
+  }
+  // JavaScript's arrays from the start (zeroed by V8): the threads write into them directly.
+  size_t n = req.paths.size();
+  auto stats = Napi::Uint32Array::New(env, n * pc::kStatWords);
+  auto status = Napi::Int32Array::New(env, n);
+  auto verdict = Napi::Uint8Array::New(env, n);
+  pc::StatResult res;
+  res.stats = stats.Data();
+  res.status = status.Data();
+  res.verdict = verdict.Data();
+  try {
+    pc::stat_files(req, &res);
+  } catch (const pc::Error& e) {
+    throw_native(env, e);
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("stats", stats);
+  out.Set("status", status);
+  out.Set("verdict", verdict);
+  return out;
+}
 
 }  // namespace pc::binding
