@@ -1,5 +1,5 @@
-// The cache-tree (native/cache_tree.cc) and the index lender built on it
-// (native/index_lender.cc). Input: a TREE extension's data, then "\n--index--\n", then index
+// The cache-tree (native/index/cache_tree.cc) and the index lender built on it
+// (native/index/index_lender.cc). Input: a TREE extension's data, then "\n--index--\n", then index
 // paths, one per line (sorted and made unique here, as the index parser guarantees; the line's
 // first byte picks the entry's stage and flags). Checks: what parses writes back and parses to
 // the same directories; every directory lent covers exactly the entries below its path, all of
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cache_tree.h"
+#include "index/cache_tree.h"
 #include "harness.h"
-#include "index_lender.h"
+#include "index/index_lender.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> parts = fz::split(data, size, "\n--index--\n", 2);

@@ -1,12 +1,12 @@
-// Delta application (native/delta.cc): the input is "<u16 LE base length><base><delta>".
+// Delta application (native/odb/delta.cc): the input is "<u16 LE base length><base><delta>".
 // The delta is applied into a new buffer (apply_delta) and, when its header is readable, into
 // a buffer of exactly the declared size (apply_delta_into); both must agree.
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
-#include "common.h"
-#include "delta.h"
+#include "base/common.h"
+#include "odb/delta.h"
 #include "harness.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-// The index entry reader (native/index_entries.cc): the input is an index file. The harness does
+// The index entry reader (native/index/index_entries.cc): the input is an index file. The harness does
 // what src/index/read.ts and the binding do around the parser (version 2-4, an entry count the
 // file can hold, arrays of exactly the entry count, the path buffer grown for version 4), and
 // checks what the parser hands back: path starts in order, each path ending in its NUL within
@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "common.h"
+#include "base/common.h"
 #include "harness.h"
-#include "index_entries.h"
-#include "stat.h"
+#include "index/index_entries.h"
+#include "worktree/stat.h"
 
 namespace {
 constexpr size_t kHeader = 12, kHash = 20, kMinEntry = 64;  // as in src/index/read.ts

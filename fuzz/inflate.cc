@@ -1,4 +1,4 @@
-// The inflate wrapper (native/inflate.cc): the input is "<u32 LE expected size><zlib stream>".
+// The inflate wrapper (native/odb/inflate.cc): the input is "<u32 LE expected size><zlib stream>".
 // The one-shot decoder (libdeflate when built with it, else zlib), the header-prefix reader and
 // the incremental stream (zlib) all read the same bytes, and must agree: a stream that the
 // incremental reader inflates to exactly N bytes and ends is accepted whole for N bytes, with
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "harness.h"
-#include "inflate.h"
+#include "odb/inflate.h"
 
 namespace {
 constexpr size_t kMaxOut = 1 << 20;

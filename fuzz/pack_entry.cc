@@ -1,4 +1,4 @@
-// Pack entry headers (native/pack.cc): the input is a packfile. The harness writes an index that
+// Pack entry headers (native/odb/pack.cc): the input is a packfile. The harness writes an index that
 // matches its header (object count, trailing checksum) so that the pack opens, then walks the
 // entries as index-pack does (a header, then its zlib stream skipped with zlib to find the next
 // one), parses a header at each of the first 64 offsets as well, follows offset-delta bases, and
@@ -10,9 +10,9 @@
 
 #include <zlib.h>
 
-#include "common.h"
+#include "base/common.h"
 #include "harness.h"
-#include "pack.h"
+#include "odb/pack.h"
 
 namespace {
 constexpr uint32_t kMaxObjects = 4096;

@@ -1,13 +1,13 @@
-// .idx lookup (native/pack_index.cc): the input is a pack index file. Opening validates it; then
+// .idx lookup (native/odb/pack_index.cc): the input is a pack index file. Opening validates it; then
 // every entry's offset is read, every id is looked up whole and by a prefix of 1 to 40 digits.
 // When the ids are sorted and the fan-out table agrees with them, as in any index git writes,
 // each lookup must find its entry.
 #include <algorithm>
 #include <cstring>
 
-#include "common.h"
+#include "base/common.h"
 #include "harness.h"
-#include "pack_index.h"
+#include "odb/pack_index.h"
 
 namespace {
 // Sorted ids, each in the fan-out bucket of its first byte (read from the file by the harness).

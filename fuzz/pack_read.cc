@@ -1,4 +1,4 @@
-// The pack reader end to end (native/odb.cc over pack_index, pack, inflate, delta and the
+// The pack reader end to end (native/odb/odb.cc over pack_index, pack, inflate, delta and the
 // delta-base cache): the input is an index and its pack, "<u32 LE index length><.idx><.pack>".
 // Every object the index lists is read three ways, whole (read), borrowed (read_view) and,
 // for whole objects, streamed; info() gives its type and size without inflating. Where two of
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
+#include "base/common.h"
 #include "harness.h"
-#include "odb.h"
-#include "pack_index.h"
+#include "odb/odb.h"
+#include "odb/pack_index.h"
 
 namespace {
 constexpr uint32_t kMaxReads = 256;

@@ -1,4 +1,4 @@
-// git's path rules (native/path_rules.cc): the input is a path, checked in an exactly sized,
+// git's path rules (native/plan/path_rules.cc): the input is a path, checked in an exactly sized,
 // NUL-terminated heap copy for each kind of entry and each protection. The verdicts are
 // compared with git's own by test/path-safety.test.mjs; here, besides memory safety, a path
 // the rules let through must have no empty, ".", ".." or ".git" (any case) component.
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "harness.h"
-#include "path_rules.h"
+#include "plan/path_rules.h"
 
 namespace {
 bool plainly_bad(const char* p, size_t len) {

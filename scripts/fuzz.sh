@@ -26,9 +26,11 @@ if [ "$(CXX=$cxx node "$root/scripts/detect-libdeflate.cjs")" = true ]; then
   deflate=(-DPCHECKOUT_LIBDEFLATE)
 fi
 
-# The parsers and what they stand on (not the binding, which needs Node's headers).
-natives=(common mapped_file pack_index pack delta inflate base_cache decode_stats odb tree path_rules
-  index_entries cache_tree index_lender)
+# The parsers and what they stand on (not the binding, which needs Node's headers), by their
+# path under native/; each compiles to fuzz/out/obj/<file name>.o (the names are unique).
+natives=(base/common base/mapped_file odb/pack_index odb/pack odb/delta odb/inflate odb/base_cache
+  odb/decode_stats odb/odb plan/tree plan/path_rules index/index_entries index/cache_tree
+  index/index_lender)
 compile() {  # <source> <object> [flags...]
   local src=$1 obj=$2
   shift 2
@@ -40,19 +42,19 @@ compile() {  # <source> <object> [flags...]
 echo "fuzz: building with $("$cxx" --version | head -1)${deflate:+, libdeflate}"
 pids=()
 for n in "${natives[@]}"; do
-  compile "$root/native/$n.cc" "$out/obj/$n.o" -fsanitize=fuzzer-no-link "${deflate[@]}" &
+  compile "$root/native/$n.cc" "$out/obj/${n##*/}.o" -fsanitize=fuzzer-no-link "${deflate[@]}" &
   pids+=($!)
   if [ ${#pids[@]} -ge 2 ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done
 # The zlib fallback of the inflate wrapper, for a second inflate target when libdeflate is used.
 if [ ${#deflate[@]} -gt 0 ]; then
-  compile "$root/native/inflate.cc" "$out/obj/inflate_zlib.o" -fsanitize=fuzzer-no-link
+  compile "$root/native/odb/inflate.cc" "$out/obj/inflate_zlib.o" -fsanitize=fuzzer-no-link
 fi
 for p in "${pids[@]}"; do wait "$p"; done
 
 libs=(-lz)
 [ ${#deflate[@]} -gt 0 ] && libs+=(-ldeflate)
-link() {  # <target> <harness source> <native objects...>
+link() {  # <target> <harness source> <native objects, by file name...>
   local name=$1 src=$2
   shift 2
   local objs=()

@@ -3,7 +3,7 @@
  * directory, how many index entries lie under it and, while they still make it, the id of its
  * tree. git writes it after a checkout and trusts it to skip unchanged directories (`git status`
  * of the Linux tree: 0.15 s without it, 0.07 s with it). Written here from the walk of the tree
- * checked out; read back (natively, native/cache_tree.h) to lend the index's entries to the
+ * checked out; read back (natively, native/index/cache_tree.h) to lend the index's entries to the
  * next checkout's walks (plan/tree.ts, lendIndex).
  */
 import { loadAddon, type NativeTreeDirs } from '../addon.js';

@@ -2,7 +2,7 @@
  * What each entry's bytes go through between blob and file, decided as git's convert.c decides
  * it (convert_attrs): the `text`/`crlf`/`eol` attributes with core.autocrlf and core.eol give the
  * end-of-line action, `ident` the $Id$ expansion, `working-tree-encoding` the re-encoding, and
- * `filter` a configured driver. The byte work is native (native/convert.cc); entries whose
+ * `filter` a configured driver. The byte work is native (native/convert/convert.cc); entries whose
  * driver has a command are written outside the pool, by the filter step (write/filtered.ts),
  * which applies the same conversions before the smudge filter, as git does.
  *
@@ -17,7 +17,7 @@ import { Attributes, attributeFiles, type AttrValue } from './attributes.js';
 import { hasCommand, readFilterDrivers, type FilterDriver } from './drivers.js';
 import type { EntryList } from './entries.js';
 
-/** git's crlf_action once settled (native/convert.h CrlfAction). */
+/** git's crlf_action once settled (native/convert/convert.h CrlfAction). */
 export const CRLF_BINARY = 0;
 export const CRLF_TEXT_INPUT = 1;
 export const CRLF_TEXT_CRLF = 2;
@@ -28,7 +28,7 @@ export const CRLF_AUTO_CRLF = 4;
 export interface Conversion {
   crlf: number;
   ident: boolean;
-  /** git's in-memory $Id$ routine (not its streaming one): see native/convert.h. */
+  /** git's in-memory $Id$ routine (not its streaming one): see native/convert/convert.h. */
   identInCore: boolean;
   encoding: string | null;
   /** The configured filter driver (`filter=<name>` with some filter.<name>.* key set), or null. */

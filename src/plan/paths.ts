@@ -1,6 +1,6 @@
 /**
  * git's path rules (its verify_path, with core.protectNTFS and core.protectHFS): which paths may
- * enter an index and a worktree. The rules live in one place, native/path_rules.cc: the tree
+ * enter an index and a worktree. The rules live in one place, native/plan/path_rules.cc: the tree
  * walk applies them to every entry it returns, and this module applies the same code to paths
  * from anywhere else (an index read from disk, pathspecs) through the addon.
  */

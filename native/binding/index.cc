@@ -1,0 +1,178 @@
+#include "binding/index.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "binding/rows.h"
+#include "binding/util.h"
+#include "index/cache_tree.h"
+#include "index/index_entries.h"
+#include "index/index_writer.h"
+#include "worktree/stat.h"
+
+namespace pc::binding {
+
+namespace {
+
+// The Buffer's own memory, handed over without a copy.
+Napi::Buffer<char> to_buffer(Napi::Env env, std::string bytes) {
+  auto* held = new std::string(std::move(bytes));
+  return Napi::Buffer<char>::New(env, held->data(), held->size(),
+                                 [](Napi::Env, char*, std::string* s) { delete s; }, held);
+}
+
+}  // namespace
+
+// parseIndexEntries(file: Buffer, end, version, count) -> the entries as flat arrays (see
+// index_entries.h); the header, checksum and extensions are read in TypeScript.
+Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsBuffer())
+    throw_arg(env, "parseIndexEntries(file: Buffer, end, version, count)");
+  auto file = info[0].As<Napi::Buffer<uint8_t>>();
+  double end = integer_arg(env, info[1], 0, static_cast<double>(file.Length()), "end");
+  double version = integer_arg(env, info[2], 2, 4, "version");
+  double count = integer_arg(env, info[3], 0, 4294967295.0, "count");
+  size_t n = static_cast<size_t>(count);
+  size_t fileEnd = static_cast<size_t>(end);
+  // The arrays are JavaScript's from the start: the parser writes into them, nothing is copied.
+  auto oids = Napi::Buffer<uint8_t>::New(env, n * 20);
+  auto modes = Napi::Uint32Array::New(env, n);
+  auto stats = Napi::Uint32Array::New(env, n * pc::kStatWords);
+  auto stages = Napi::Uint8Array::New(env, n);
+  auto ext_flags = Napi::Uint16Array::New(env, n);
+  auto assume_valid = Napi::Uint8Array::New(env, n);
+  auto offsets = Napi::Uint32Array::New(env, n);
+  auto starts = Napi::Uint32Array::New(env, n + 1);
+  size_t cap = pc::index_path_bound(fileEnd, static_cast<uint32_t>(n));
+  if (version == 4) cap = std::max<size_t>(4096, 4 * cap);
+  for (;;) {
+    auto paths = Napi::Buffer<uint8_t>::New(env, cap);
+    pc::IndexEntries entries;
+    entries.oids = oids.Data();
+    entries.modes = modes.Data();
+    entries.stats = stats.Data();
+    entries.stages = stages.Data();
+    entries.ext_flags = ext_flags.Data();
+    entries.assume_valid = assume_valid.Data();
+    entries.offsets = offsets.Data();
+    entries.starts = starts.Data();
+    entries.paths = paths.Data();
+    entries.paths_cap = cap;
+    bool fit;
+    try {
+      fit = pc::parse_index_entries(file.Data(), fileEnd, static_cast<uint32_t>(version),
+                                    static_cast<uint32_t>(n), &entries);
+    } catch (const pc::Error& e) {
+      throw_native(env, e);
+    }
+    if (!fit) {
+      cap *= 2;  // version 4 paths longer than guessed
+      continue;
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("paths", paths);
+    out.Set("pathsLength", Napi::Number::New(env, static_cast<double>(entries.paths_len)));
+    out.Set("oids", oids);
+    out.Set("modes", modes);
+    out.Set("stats", stats);
+    out.Set("stages", stages);
+    out.Set("extFlags", ext_flags);
+    out.Set("assumeValid", assume_valid);
+    out.Set("offsets", offsets);
+    out.Set("starts", starts);
+    out.Set("endOfEntries", Napi::Number::New(env, static_cast<double>(entries.end_of_entries)));
+    out.Set("unmerged", Napi::Boolean::New(env, entries.unmerged));
+    if (!entries.problem.empty()) out.Set("problem", Napi::String::New(env, entries.problem));
+    out.Set("sparseDir", Napi::Number::New(env, static_cast<double>(entries.sparse_dir)));
+    return out;
+  }
+}
+
+// mapFile(path) -> { data: Buffer, mtimeSec, mtimeNsec } | null: the whole file as a read-only
+// mapping, with the modification time of the file mapped (null when it does not exist).
+// Reading a file into fresh memory faults in every page of it; mapping a file that is in the
+// page cache costs far fewer faults. The Buffer owns the mapping.
+Napi::Value MapFile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw_arg(env, "mapFile(path: string)");
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  auto file = std::make_unique<pc::MappedFile>();
+  try {
+    if (!file->open_if_exists(path)) return env.Null();
+  } catch (const pc::Error& e) {
+    throw_native(env, e);
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("mtimeSec", Napi::Number::New(env, static_cast<double>(file->mtime_sec())));
+  out.Set("mtimeNsec", Napi::Number::New(env, static_cast<double>(file->mtime_nsec())));
+  if (file->size() == 0) {
+    out.Set("data", Napi::Buffer<uint8_t>::New(env, 0));
+    return out;
+  }
+  // PROT_READ: the Buffer must never be written to (a write would fault).
+  uint8_t* data = const_cast<uint8_t*>(file->data());
+  size_t size = file->size();
+  out.Set("data", Napi::Buffer<uint8_t>::New(
+                      env, data, size, [](Napi::Env, uint8_t*, pc::MappedFile* f) { delete f; },
+                      file.release()));
+  return out;
+}
+
+Napi::Value SerializeIndex(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 5) throw_arg(env, "serializeIndex(list, stats, extFlags, version, extensions)");
+  IndexWrite in;
+  in.entries = path_list_arg(env, info[0], "list");
+  in.stats = typed_arg<Napi::Uint32Array>(env, info[1], "stats has the wrong type or is too short",
+                                          at_least(in.entries.count * kStatWords))
+                 .Data();
+  in.ext_flags = info[2].IsNull()
+                     ? nullptr
+                     : typed_arg<Napi::Uint16Array>(env, info[2],
+                                                    "extFlags has the wrong type or is too short",
+                                                    at_least(in.entries.count))
+                           .Data();
+  in.version = static_cast<uint32_t>(integer_arg(env, info[3], 2, 4, "version"));
+  if (!info[4].IsArray()) throw_arg(env, "extensions must be an array of Buffers");
+  Napi::Array exts = info[4].As<Napi::Array>();
+  for (uint32_t k = 0; k < exts.Length(); k++) {
+    Napi::Value x = exts.Get(k);
+    if (!x.IsBuffer()) throw_arg(env, "extensions must be an array of Buffers");
+    auto b = x.As<Napi::Buffer<char>>();
+    in.extensions.emplace_back(b.Data(), b.Length());
+  }
+  return to_buffer(env, serialize_index(in));
+}
+
+Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsBuffer())
+    throw_arg(env, "cacheTreeExtension(dirs, differing: Buffer)");
+  Napi::Object d = info[0].As<Napi::Object>();
+  std::vector<const char*> paths;
+  split_paths(env, d.Get("paths"), &paths);
+  Napi::Value oids = d.Get("oids");
+  if (!oids.IsBuffer() || oids.As<Napi::Buffer<char>>().Length() != 20 * paths.size())
+    throw_arg(env, "dirs.oids must hold 20 bytes per directory");
+  auto ranges = typed_arg<Napi::Uint32Array>(env, d.Get("ranges"),
+                                             "dirs.ranges has the wrong type or is too short",
+                                             at_least(3 * paths.size()));
+  std::vector<CacheTreeDir> dirs(paths.size());
+  for (size_t j = 0; j < paths.size(); j++) {
+    dirs[j].path = paths[j];
+    uint32_t begin = ranges[3 * j], end = ranges[3 * j + 1];
+    if (end < begin || end - begin > INT32_MAX) throw_arg(env, "dirs.ranges out of order");
+    dirs[j].entries = static_cast<int32_t>(end - begin);
+    dirs[j].oid.assign(oids.As<Napi::Buffer<char>>().Data() + 20 * j, 20);
+  }
+  auto differing = info[1].As<Napi::Buffer<char>>();
+  invalidate_above(&dirs, differing.Data(), differing.Length());
+  return to_buffer(env, write_cache_tree(dirs));
+}
+
+}  // namespace pc::binding

@@ -1,0 +1,153 @@
+#include "index/index_entries.h"
+
+#include <cstring>
+
+#include "base/common.h"
+#include "worktree/stat.h"
+
+namespace pc {
+
+namespace {
+
+constexpr size_t kHeader = 12;
+constexpr size_t kEntryFixed = 62;  // 10 stat words, 20-byte id, 16-bit flags
+constexpr uint32_t kNameMask = 0xfff;
+constexpr uint16_t kAssumeValid = 0x8000;
+constexpr uint16_t kExtended = 0x4000;
+constexpr uint16_t kKnownExtFlags = 0x6000;  // skip-worktree, intent-to-add
+
+uint32_t be32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
+
+[[noreturn]] void corrupt(const std::string& what) { throw Error(Code::CorruptIndex, what); }
+
+// memcmp order, shorter first on a tie.
+int compare_paths(const uint8_t* a, size_t alen, const uint8_t* b, size_t blen) {
+  int c = std::memcmp(a, b, alen < blen ? alen : blen);
+  if (c != 0) return c;
+  return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+bool valid_mode(uint32_t mode) {
+  uint32_t type = mode & 0170000;
+  return type == 0100000 || type == 0120000 || type == 0160000;
+}
+
+}  // namespace
+
+size_t index_path_bound(size_t end, uint32_t count) {
+  size_t fixed = kHeader + kEntryFixed * size_t{count};
+  return end > fixed ? end - fixed : 0;
+}
+
+bool parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint32_t count,
+                         IndexEntries* out) {
+  size_t pos = kHeader;
+  size_t prev_start = 0, prev_len = 0;
+  uint8_t prev_stage = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    auto entry = [i] { return "entry " + std::to_string(i); };
+    if (pos > end || end - pos < kEntryFixed) corrupt(entry() + " runs past the end of the file");
+    out->offsets[i] = static_cast<uint32_t>(pos);
+    const uint8_t* e = data + pos;
+    uint32_t* stats = out->stats + size_t{i} * kStatWords;
+    for (size_t w = 0; w < kStatWords; w++) stats[w] = be32(e + 4 * w);
+    uint32_t mode = stats[6];
+    out->modes[i] = mode;
+    std::memcpy(out->oids + size_t{i} * 20, e + 40, 20);
+    uint16_t flags = be16(e + 60);
+    uint8_t stage = static_cast<uint8_t>((flags >> 12) & 3);
+    out->stages[i] = stage;
+    if (stage != 0) out->unmerged = true;
+    if (flags & kAssumeValid) out->assume_valid[i] = 1;
+    size_t p = pos + kEntryFixed;
+    if (flags & kExtended) {
+      if (version == 2) corrupt(entry() + " has extended flags in a version 2 index");
+      if (end - p < 2) corrupt(entry() + " runs past the end of the file");
+      uint16_t ext = be16(data + p);
+      if (ext & ~kKnownExtFlags) corrupt(entry() + " has unknown extended flags");
+      out->ext_flags[i] = ext;
+      p += 2;
+    }
+    size_t len = flags & kNameMask;
+    size_t same = 0;  // leading bytes shared with the previous path
+    size_t start = out->paths_len;
+    out->starts[i] = static_cast<uint32_t>(start);
+    if (version == 4) {
+      // Bytes to strip from the previous path (an offset varint), then the new suffix.
+      if (p >= end) corrupt(entry() + " runs past the end of the file");
+      uint8_t c = data[p++];
+      uint64_t strip = c & 0x7f;
+      while (c & 0x80) {
+        if (p >= end || strip > prev_len) break;
+        c = data[p++];
+        strip = (strip + 1) * 128 + (c & 0x7f);
+      }
+      if (strip > prev_len) corrupt(entry() + " strips more than the previous path holds");
+      if (c & 0x80) corrupt(entry() + " runs past the end of the file");
+      same = prev_len - static_cast<size_t>(strip);
+      const void* nul = std::memchr(data + p, 0, end - p);
+      if (nul == nullptr) corrupt("the path of " + entry() + " has no end");
+      size_t suffix = static_cast<const uint8_t*>(nul) - (data + p);
+      if (len == kNameMask ? same + suffix < kNameMask : same + suffix != len)
+        corrupt(entry() + "'s name length field is wrong");
+      len = same + suffix;
+      if (out->paths_cap - start < len + 1) return false;
+      std::memmove(out->paths + start, out->paths + prev_start, same);
+      std::memcpy(out->paths + start + same, data + p, suffix);
+      pos = p + suffix + 1;
+    } else {
+      if (p >= end) corrupt("the path of " + entry() + " runs past the end of the file");
+      if (len == kNameMask) {
+        const void* nul = std::memchr(data + p, 0, end - p);
+        if (nul == nullptr) corrupt("the path of " + entry() + " has no end");
+        len = static_cast<const uint8_t*>(nul) - (data + p);
+        if (len < kNameMask) corrupt(entry() + "'s name length field is wrong");
+      } else if (end - p <= len) {
+        corrupt("the path of " + entry() + " runs past the end of the file");
+      } else if (data[p + len] != 0) {
+        corrupt(entry() + "'s name length field is wrong");
+      } else if (std::memchr(data + p, 0, len) != nullptr) {
+        corrupt("the path of " + entry() + " contains a NUL byte");
+      }
+      // 1-8 NULs pad the entry to a multiple of 8 bytes.
+      size_t next = pos + ((p - pos + len + 8) & ~size_t{7});
+      if (next > end) corrupt(entry() + " runs past the end of the file");
+      if (out->paths_cap - start < len + 1) corrupt(entry() + "'s path does not fit the file");
+      std::memcpy(out->paths + start, data + p, len);
+      pos = next;
+    }
+    out->paths[start + len] = 0;
+    out->paths_len = start + len + 1;
+    if (out->problem.empty()) {
+      if (len == 0) {
+        out->problem = entry() + " has an empty path";
+      } else if ((mode & 0170000) == 0040000) {
+        if (out->sparse_dir < 0) out->sparse_dir = static_cast<long>(i);
+      } else if (!valid_mode(mode)) {
+        out->problem = entry() + " has an invalid mode";
+      }
+      if (i > 0 && out->problem.empty()) {
+        int cmp = compare_paths(out->paths + prev_start, prev_len, out->paths + start, len);
+        if (cmp > 0) {
+          out->problem = "entries " + std::to_string(i - 1) + " and " + std::to_string(i) +
+                         " are not sorted by path";
+        } else if (cmp == 0 && (prev_stage == 0 || stage <= prev_stage)) {
+          out->problem = "entries " + std::to_string(i - 1) + " and " + std::to_string(i) +
+                         " have the same path and " +
+                         (prev_stage == 0 || stage == 0 ? "a merged stage" : "unordered stages");
+        }
+      }
+    }
+    prev_start = start;
+    prev_len = len;
+    prev_stage = stage;
+  }
+  out->starts[count] = static_cast<uint32_t>(out->paths_len);
+  out->end_of_entries = pos;
+  return true;
+}
+
+}  // namespace pc

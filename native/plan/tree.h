@@ -1,0 +1,58 @@
+// Walks a tree object recursively into a flat list in index order (paths joined with '/').
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "odb/odb.h"
+#include "plan/path_rules.h"
+
+namespace pc {
+
+struct FlatTree {
+  std::string paths;            // each path followed by a NUL
+  std::vector<uint32_t> modes;  // canonical: 0100644, 0100755, 0120000, 0160000
+  std::string oids;             // 20 bytes per entry
+  size_t count = 0;
+};
+
+// One directory of a walk, in tree pre-order (the root first, then each directory before what
+// it holds): git's cache-tree node, and what a later walk copies from.
+struct WalkDir {
+  std::string path;  // with a final '/' ("" for the root)
+  std::string oid;   // 20 bytes
+  size_t entry_begin = 0, entry_end = 0;  // its entries in the flat list, recursively
+  size_t path_begin = 0, path_end = 0;    // their bytes in the flat list's paths
+  uint32_t subtrees = 0;                  // directories directly in it
+};
+
+// A list whose directories a walk may copy instead of reading their trees: a previous walk
+// (a switch walks the target, then HEAD: they share most subtrees) or the index, lent by its
+// cache-tree (index_lender.h). A directory found at the same path with the same id is copied,
+// with the directories under it; its entries were checked under `protect`, byte for byte as the
+// walk checks them (the walk that made it, or the caller that verified the index's paths).
+struct WalkMemo {
+  PathProtection protect{};
+  FlatTree owned;  // a kept walk's entries; a lent index's stay in the index's own arrays
+  // The entries, in FlatTree's layout: `owned`'s, or the lender's (valid while the memo is).
+  const char* paths = nullptr;
+  const uint32_t* modes = nullptr;
+  const char* oids = nullptr;
+  std::vector<WalkDir> dirs;                          // pre-order
+  std::unordered_map<std::string, size_t> lendable;  // path -> position in dirs
+};
+
+// Throws Error(CorruptObject) for malformed or unsorted entries and for a name listed twice in
+// one tree (adjacent or not), and Error(UnsafePath) for an empty name, a name with a '/', and
+// every path git's verify_path refuses under `protect` (see path_rules.h). `reuse`: lists to
+// copy identical subtrees from (the first that has one; nulls skipped). `dirs`: every directory
+// of the result, in pre-order (the copied ones included).
+void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out,
+               std::vector<WalkDir>* dirs, const std::vector<const WalkMemo*>& reuse = {});
+
+// A walk kept as a memo for later walks: every directory of it may be lent.
+void keep_walk(FlatTree tree, std::vector<WalkDir> dirs, PathProtection protect, WalkMemo* memo);
+
+}  // namespace pc

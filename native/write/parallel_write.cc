@@ -1,0 +1,106 @@
+#include "write/parallel_write.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <system_error>
+#include <thread>
+
+namespace pc {
+
+namespace {
+
+// Batches running, and whether the process is exiting. Allocated once and never freed, so
+// no static destructor can run while a writer still uses it.
+struct ExitGate {
+  std::atomic<bool> exiting{false};
+  std::mutex mu;
+  std::condition_variable idle;
+  size_t active = 0;
+};
+
+void wait_for_writers();
+
+ExitGate& gate() {
+  static ExitGate* g = [] {
+    auto* made = new ExitGate;
+    std::atexit(wait_for_writers);
+    return made;
+  }();
+  return *g;
+}
+
+// At exit(): writers stop before their next file; the files in flight are finished (a
+// half-written file is never left by a torn-down writer), for at most a few seconds.
+void wait_for_writers() {
+  ExitGate& g = gate();
+  g.exiting.store(true);
+  std::unique_lock<std::mutex> lock(g.mu);
+  g.idle.wait_for(lock, std::chrono::seconds(5), [&] { return g.active == 0; });
+}
+
+// Counts a batch as running for its lifetime.
+class Running {
+ public:
+  Running() {
+    std::lock_guard<std::mutex> lock(gate().mu);
+    gate().active++;
+  }
+  ~Running() {
+    std::lock_guard<std::mutex> lock(gate().mu);
+    if (--gate().active == 0) gate().idle.notify_all();
+  }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+};
+
+void run_chunks(Odb* reader, const std::vector<const WriteRequest*>& chunks,
+                std::atomic<size_t>* next, std::vector<ChunkOutcome>* outcomes,
+                const std::function<void(size_t)>& done) {
+  for (;;) {
+    size_t k = next->fetch_add(1);
+    if (k >= chunks.size()) return;
+    ChunkOutcome& out = (*outcomes)[k];
+    try {
+      write_files(*reader, *chunks[k], &out.result);
+    } catch (const Error& e) {
+      out.failed = true;
+      out.code = code_name(e.code());
+      out.message = e.what();
+    } catch (const std::bad_alloc&) {
+      out.failed = true;
+      out.code = code_name(Code::Io);
+      out.message = "out of memory";
+    }
+    done(k);
+  }
+}
+
+}  // namespace
+
+bool exit_requested() { return gate().exiting.load(std::memory_order_relaxed); }
+
+void write_parallel(const std::vector<Odb*>& readers, const std::vector<const WriteRequest*>& chunks,
+                    std::vector<ChunkOutcome>* outcomes, const std::function<void(size_t)>& done) {
+  Running running;
+  outcomes->clear();
+  outcomes->resize(chunks.size());
+  if (readers.empty() || chunks.empty()) return;
+  std::atomic<size_t> next{0};
+  size_t threads = std::min(readers.size(), chunks.size());
+  std::vector<std::thread> pool;
+  try {
+    for (size_t t = 1; t < threads; t++)
+      pool.emplace_back(run_chunks, readers[t], std::cref(chunks), &next, outcomes, std::cref(done));
+  } catch (const std::system_error&) {
+    // No more threads: those started and this one share the chunks.
+  }
+  run_chunks(readers[0], chunks, &next, outcomes, done);
+  for (std::thread& th : pool) th.join();
+}
+
+}  // namespace pc

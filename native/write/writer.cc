@@ -1,0 +1,229 @@
+#include "write/writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "worktree/beneath.h"
+#include "write/parallel_write.h"
+#include "worktree/stat.h"
+
+namespace pc {
+
+namespace {
+constexpr size_t kStreamChunk = 1 << 20;
+constexpr size_t kKeepConverted = 16u << 20;
+
+bool write_all(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool is_collision(int err) {
+  // EXDEV: RESOLVE_BENEATH saw the path leave the root; ELOOP: a symlink in the way.
+  return err == EEXIST || err == EISDIR || err == ENOTDIR || err == ELOOP || err == EXDEV;
+}
+
+class FileWriter {
+ public:
+  FileWriter(Odb& odb, const WriteRequest& req, WriteResult* res, int rootfd)
+      : odb_(odb), req_(req), res_(res), rootfd_(rootfd) {}
+
+  void write(size_t i) {
+    const char* rel = req_.paths[i];
+    const uint8_t* oid = req_.oids + 20 * i;
+    mode_t perm = (req_.modes[i] & 0100) ? 0777 : 0666;  // the umask applies, as for git
+    if (req_.flags != nullptr && (req_.flags[i] & kReplace)) {
+      // An update: the old file goes first, and the new one gets a new inode, as with git.
+      int err = unlink_beneath(rootfd_, rel);
+      if (err != 0 && err != ENOENT) {
+        if (is_collision(err) || err == EPERM) res_->status[i] = kCollided;  // EPERM: a directory
+        else fail_errno(i, "unlink", err);
+        return;
+      }
+    }
+    if (!req_.contents.empty()) {
+      write_bytes(i, rel, perm, req_.contents[i].first, req_.contents[i].second);
+      return;
+    }
+    try {
+      const Conversion* conv = conversion(i);
+      bool big = req_.sizes != nullptr && req_.sizes[i] > static_cast<double>(req_.stream_threshold);
+      // A converted blob is held whole, as git holds it for every conversion but the
+      // streamable ones (ident, eol=crlf), which it could stream.
+      std::unique_ptr<ObjectStream> stream = big && !conv ? odb_.stream(oid) : nullptr;
+      if (conv) {
+        ObjectView obj = odb_.read_view(oid);
+        expect_blob(obj.type, oid);
+        std::string warning;
+        if (to_worktree(*conv, oid, obj.data, obj.size, rel, &converted_, &warning)) {
+          write_bytes(i, rel, perm, converted_.data(), converted_.size());
+        } else {
+          write_bytes(i, rel, perm, obj.data, obj.size);
+        }
+        if (!warning.empty()) res_->warnings.push_back(FileError{i, "ERR_ENCODING", warning});
+        if (converted_.capacity() > kKeepConverted) std::vector<uint8_t>().swap(converted_);
+      } else if (stream) {
+        expect_blob(stream->type, oid);
+        write_stream(i, rel, perm, *stream);
+      } else {
+        ObjectView obj = odb_.read_view(oid);
+        expect_blob(obj.type, oid);
+        write_bytes(i, rel, perm, obj.data, obj.size);
+      }
+    } catch (const Error& e) {
+      fail(i, code_name(e.code()), e.what());
+    } catch (const std::bad_alloc&) {
+      fail(i, code_name(Code::TooLarge), to_hex(oid, 20) + ": out of memory");
+    } catch (const std::exception& e) {
+      fail(i, code_name(Code::Internal), to_hex(oid, 20) + ": " + e.what());
+    }
+  }
+
+ private:
+  // The entry's conversion, or null when its bytes go to disk as they are.
+  const Conversion* conversion(size_t i) const {
+    if (req_.convert == nullptr || req_.convert[i] == 0) return nullptr;
+    const Conversion& c = req_.conversions[req_.convert[i] - 1];
+    return c.checkout_is_noop() ? nullptr : &c;
+  }
+
+  void expect_blob(int type, const uint8_t* oid) {
+    if (type != kBlob)
+      throw Error(Code::CorruptObject,
+                  to_hex(oid, 20) + " is a " + type_name(type) + ", expected a blob");
+  }
+
+  void fail(size_t i, const char* code, const std::string& message) {
+    res_->status[i] = kFailed;
+    res_->errors.push_back(FileError{i, code, message});
+  }
+
+  void fail_errno(size_t i, const char* what, int err) {
+    // The path is not repeated: TypeScript names it.
+    fail(i, code_name(Code::Io), std::string("cannot ") + what + ": " + std::strerror(err));
+  }
+
+  // Opens the file; on failure records the outcome and returns an invalid Fd.
+  Fd open_file(size_t i, const char* rel, mode_t perm) {
+    Fd fd(open_beneath(rootfd_, rel, O_WRONLY | O_CREAT | O_EXCL, perm));
+    if (fd.valid()) return fd;
+    int err = errno;
+    if (is_collision(err))
+      res_->status[i] = kCollided;
+    else
+      fail_errno(i, "open", err);
+    return fd;
+  }
+
+  // The sync mode's step, fstat, then close; any failure unlinks the half-written file.
+  void finish(size_t i, Fd fd, const char* rel, bool ok, int err, uint64_t size) {
+    if (ok && !sync_file(fd.get(), req_.sync)) {
+      ok = false;
+      err = errno;
+    }
+    struct stat st;
+    if (ok && fstat(fd.get(), &st) != 0) {
+      ok = false;
+      err = errno;
+    }
+    if (fd.close() != 0 && ok) {  // NFS reports write-back errors at close
+      ok = false;
+      err = errno;
+    }
+    if (!ok) {
+      unlink_beneath(rootfd_, rel);
+      fail_errno(i, "write", err);
+      return;
+    }
+    fill_stat(st, &res_->stats[i * kStatWords]);
+    res_->bytes += size;
+  }
+
+  void write_bytes(size_t i, const char* rel, mode_t perm, const uint8_t* data, size_t size) {
+    Fd fd = open_file(i, rel, perm);
+    if (!fd.valid()) return;
+    bool ok = write_all(fd.get(), data, size);
+    int err = ok ? 0 : errno;
+    finish(i, std::move(fd), rel, ok, err, size);
+  }
+
+  void write_stream(size_t i, const char* rel, mode_t perm, ObjectStream& stream) {
+    if (!buf_) buf_.reset(new uint8_t[kStreamChunk]);
+    Fd fd = open_file(i, rel, perm);
+    if (!fd.valid()) return;
+    uint64_t total = 0;
+    bool ok = true;
+    int err = 0;
+    try {
+      for (;;) {
+        size_t got = stream.read(buf_.get(), kStreamChunk);
+        if (got == 0) break;
+        total += got;
+        if (total > stream.size) break;
+        if (!write_all(fd.get(), buf_.get(), got)) {
+          ok = false;
+          err = errno;
+          break;
+        }
+      }
+    } catch (const Error&) {
+      fd.reset();
+      unlink_beneath(rootfd_, rel);
+      throw;
+    }
+    if (ok && total != stream.size) {
+      fd.reset();
+      unlink_beneath(rootfd_, rel);
+      throw Error(Code::CorruptObject,
+                  to_hex(req_.oids + 20 * i, 20) + ": inflated size differs from its header");
+    }
+    finish(i, std::move(fd), rel, ok, err, total);
+  }
+
+  Odb& odb_;
+  const WriteRequest& req_;
+  WriteResult* res_;
+  int rootfd_;
+  std::unique_ptr<uint8_t[]> buf_;
+  std::vector<uint8_t> converted_;  // reused across files; released when it grew large
+};
+}  // namespace
+
+void write_files(Odb& odb, const WriteRequest& req, WriteResult* result) {
+  size_t n = req.paths.size();
+  result->stats.assign(n * kStatWords, 0);
+  result->status.assign(n, kWritten);
+  Fd root = open_root(req.root);
+  FileWriter writer(odb, req, result, root.get());
+  for (size_t i = 0; i < n; i++) {
+    if (write_cancelled(req)) {
+      std::fill(result->status.begin() + static_cast<std::ptrdiff_t>(i), result->status.end(),
+                kFailed);
+      result->cancelled = true;
+      return;
+    }
+    writer.write(i);
+  }
+}
+
+bool write_cancelled(const WriteRequest& req) {
+  return exit_requested() ||
+         (req.cancel != nullptr && __atomic_load_n(req.cancel, __ATOMIC_RELAXED) != 0);
+}
+
+}  // namespace pc

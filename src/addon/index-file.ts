@@ -1,0 +1,52 @@
+/**
+ * The addon's index-file work (native/binding/index.cc over native/index/): the file mapped,
+ * its entries parsed, an index and its cache-tree extension serialized.
+ */
+import type { NativePathList } from './rows.js';
+import type { NativeTreeDirs } from './odb.js';
+
+export interface IndexExports {
+  /** The whole file as a read-only mapping (never write to `data`), or null when it is absent. */
+  mapFile(path: string): { data: Buffer; mtimeSec: number; mtimeNsec: number } | null;
+  /** The entries of an index file (its first `end` bytes, header included) as flat arrays. */
+  parseIndexEntries(
+    file: Buffer,
+    end: number,
+    version: number,
+    count: number,
+  ): {
+    /** Room for the paths; the first pathsLength bytes hold them. */
+    paths: Buffer;
+    pathsLength: number;
+    oids: Buffer;
+    modes: Uint32Array;
+    stats: Uint32Array;
+    stages: Uint8Array;
+    extFlags: Uint16Array;
+    assumeValid: Uint8Array;
+    offsets: Uint32Array;
+    /** count + 1: where each path starts in `paths`. */
+    starts: Uint32Array;
+    endOfEntries: number;
+    unmerged: boolean;
+    problem?: string;
+    sparseDir: number;
+  };
+  /**
+   * An index file's bytes for `list` (entries at stage 0, `stats` STAT_WORDS each, the mode
+   * recorded being the list's), then the extensions, then 20 zero bytes for the checksum.
+   * Versions 3 and 4 write the extended flags of entries that have any.
+   */
+  serializeIndex(
+    list: NativePathList,
+    stats: Uint32Array,
+    extFlags: Uint16Array | null,
+    version: 2 | 3 | 4,
+    extensions: Buffer[],
+  ): Buffer;
+  /**
+   * The TREE extension (signature, size, data) of a walk's directories, each valid but those
+   * above the NUL-terminated paths of `differing`.
+   */
+  cacheTreeExtension(dirs: NativeTreeDirs, differing: Buffer): Buffer;
+}

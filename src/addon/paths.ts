@@ -1,0 +1,14 @@
+/** git's path rules in the addon (native/binding/paths.cc over native/plan/path_rules.cc). */
+
+export interface NativePathVerdict {
+  index: number;
+  rule: string;
+  text: string;
+}
+
+export interface PathExports {
+  /** git's verify_path for one path (exact bytes): null, or the rule that refuses it. */
+  verifyPath(path: Buffer, mode: number, protect: number): NativePathVerdict | null;
+  /** The first of many NUL-terminated paths (one mode each) git would refuse, or null. */
+  verifyPaths(paths: Buffer, modes: Uint32Array, protect: number): NativePathVerdict | null;
+}
