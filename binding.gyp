@@ -10,6 +10,7 @@
         # native/base/
         "native/base/common.cc",
         "native/base/mapped_file.cc",
+        "native/base/memory.cc",
         # native/odb/
         "native/odb/base_cache.cc",
         "native/odb/decode_stats.cc",

@@ -47,6 +47,8 @@ export interface Addon
   errorCodes: string[];
   /** The layouts and constants both sides use (checked against EXPECTED_LAYOUT at load). */
   layout: typeof EXPECTED_LAYOUT;
+  /** Gives the malloc arenas' free memory back to the system (between calls). */
+  releaseMemory(): boolean;
 }
 
 /**

@@ -128,19 +128,25 @@ export class Resources {
     return store;
   }
 
-  /** Between checkouts: caches are dropped, readers stay. */
+  /**
+   * Between checkouts: caches are dropped, readers stay, and the heap's free memory goes back
+   * to the system (the writer threads' arenas would otherwise keep their peak).
+   */
   idle(): void {
     for (const { all } of this.stores.values()) for (const odb of all) odb.releaseCache();
+    if (this.stores.size > 0) loadAddon().releaseMemory();
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    const used = this.stores.size > 0 || this.hub !== null;
     for (const { all } of this.stores.values()) for (const odb of all) odb.close();
     this.stores.clear();
     for (const { watch } of this.watches.values()) watch.close();
     this.watches.clear();
     this.hub?.close();
     this.hub = null;
+    if (used) loadAddon().releaseMemory();
   }
 }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/common.h"
+#include "base/memory.h"
 #include "binding/convert.h"
 #include "binding/index.h"
 #include "binding/odb.h"
@@ -116,6 +117,8 @@ class Addon : public Napi::Addon<Addon> {
                                                                 napi_enumerable),
                              InstanceMethod<&Addon::ToGit>("convertToGit", napi_enumerable),
                              InstanceMethod<&Addon::HasCrlf>("blobHasCrlf", napi_enumerable),
+                             InstanceMethod<&Addon::ReleaseMemory>("releaseMemory",
+                                                                   napi_enumerable),
                              InstanceValue("errorCodes", error_codes(env), napi_enumerable),
                              InstanceValue("layout", layout(env), napi_enumerable),
                          });
@@ -145,6 +148,10 @@ class Addon : public Napi::Addon<Addon> {
   }
   Napi::Value ToGit(const Napi::CallbackInfo& info) { return binding::ConvertToGit(info); }
   Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return binding::BlobHasCrlf(info); }
+  // releaseMemory() -> boolean: malloc_trim, between calls (base/memory.h).
+  Napi::Value ReleaseMemory(const Napi::CallbackInfo& info) {
+    return Napi::Boolean::New(info.Env(), pc::release_free_memory());
+  }
   Napi::Value Parallel(const Napi::CallbackInfo& info) {
     return binding::WriteParallel(info, odb_class_);
   }
