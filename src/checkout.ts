@@ -101,7 +101,10 @@ export async function materialize(
   });
 }
 
-/** The same calls on the calling thread (the CLI's). */
+/**
+ * The same calls on the calling thread: the CLI's way, and a host's that already runs them on
+ * a thread of its own (no second hop). That thread's event loop waits while a phase runs.
+ */
 export const inThisThread = {
   checkout: async (repoPath: string, options: CheckoutOptions = {}): Promise<CheckoutSummary> => {
     const { request, settings } = checkoutRequest(repoPath, options);

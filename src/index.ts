@@ -1,4 +1,4 @@
-export { checkout, materialize } from './checkout.js';
+export { checkout, inThisThread, materialize } from './checkout.js';
 export type {
   CheckoutOptions,
   Changes,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
-import { checkout, materialize, ErrorCodes, PcheckoutError } from '../dist/index.js';
+import { checkout, inThisThread, materialize, ErrorCodes, PcheckoutError } from '../dist/index.js';
 import * as addonModule from '../dist/addon.js';
 import { STAT_WORDS } from '../dist/index/write.js';
 import { buildFlatRepo, freshClone, git, tmpDir } from './helpers/git.mjs';
@@ -22,7 +22,9 @@ describe('codes across the worker boundary', () => {
   });
 
   // The worktree disappears after the first chunk: the next chunk's writer cannot open its
-  // root and throws a coded native error (ERR_IO) — on the pool, inside a worker thread.
+  // root and throws a coded native error (ERR_IO) — on the pool, inside a worker thread. Run on
+  // the calling thread (as the CLI runs it), where onProgress is called as each chunk ends, so
+  // that the rename lands between chunks; errors.test.mjs's corrupt packs cross the orchestrator thread's hop.
   for (const workers of [1, 2]) {
     test(`an error thrown by the addon keeps its code (workers ${workers}, threshold 0)`, async () => {
       const dir = freshClone(repo);
@@ -31,11 +33,12 @@ describe('codes across the worker boundary', () => {
       const err = await assertRejectsWith(
         PcheckoutError,
         () =>
-          checkout(dir, {
+          inThisThread.checkout(dir, {
             workers,
             threshold: 0,
             racyWait: false,
-            onProgress: () => {
+            onProgress: (p) => {
+              if (p.phase !== 'write' || p.done === 0) return;
               if (first) fs.renameSync(dir, moved);
               first = false;
             },

@@ -253,13 +253,21 @@ class CallThread {
   }
 
   private fail(err: unknown): void {
+    // A thread that cannot start for want of descriptors or memory is the system's limit (as a
+    // writer thread's would be), not a bug.
+    const text = String((err as Error)?.message ?? err);
+    const limit = /EMFILE|ENFILE|ENOMEM|EAGAIN/.test(text);
     for (const p of [...this.calls.values()]) {
       this.settle(
         p,
         false,
-        new PcheckoutError('ERR_INTERNAL', `the orchestrator thread stopped: ${String(err)}`, {
-          cause: err,
-        }),
+        new PcheckoutError(
+          limit ? 'ERR_IO' : 'ERR_INTERNAL',
+          limit
+            ? `cannot start an orchestrator thread: ${text} (raise the limit: ulimit -n)`
+            : `the orchestrator thread stopped: ${text}`,
+          { cause: err },
+        ),
       );
     }
   }
