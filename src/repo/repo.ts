@@ -10,7 +10,7 @@ export interface Repo {
   gitDir: string;
   /** The shared git directory (objects, refs, config); equal to gitDir outside linked worktrees. */
   commonDir: string;
-  /** The top of the worktree. */
+  /** The top of the worktree ('' for a bare repository, opened only for a materialize). */
   worktree: string;
   config: GitConfig;
   /** The object directory followed by its alternates, in lookup order. */
@@ -32,7 +32,11 @@ const KNOWN_EXTENSIONS = new Set([
  * git directory instead (relative to `start`), and the worktree is then `GIT_WORK_TREE`,
  * `core.worktree` or `start` itself; `GIT_WORK_TREE` alone overrides the discovered worktree.
  */
-export function openRepo(start: string, env: NodeJS.ProcessEnv = process.env): Repo {
+export function openRepo(
+  start: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: OpenOptions = {},
+): Repo {
   const from = resolve(start);
   if (!existsSync(from)) {
     throw new PcheckoutError('ERR_NOT_A_REPOSITORY', `${from} does not exist`, { path: from });
@@ -47,7 +51,7 @@ export function openRepo(start: string, env: NodeJS.ProcessEnv = process.env): R
         path: dir,
       });
     }
-    return finish(gitDir, from, envWorktree ?? null);
+    return finish(gitDir, from, envWorktree ?? null, options);
   }
   // A repository found by discovery (not named by GIT_DIR, as for git) must pass git's
   // ownership rule before its config is read.
@@ -57,11 +61,11 @@ export function openRepo(start: string, env: NodeJS.ProcessEnv = process.env): R
     if (gitDir !== undefined) {
       const gitFile = gitDir === dotGit ? null : dotGit;
       ensureOwnership({ worktree: dir, gitDir, gitFile }, env);
-      return finish(gitDir, dir, envWorktree);
+      return finish(gitDir, dir, envWorktree, options);
     }
     if (dir === from && looksLikeGitDir(dir)) {
       ensureOwnership({ worktree: null, gitDir: dir, gitFile: null }, env);
-      return finish(dir, undefined, envWorktree);
+      return finish(dir, undefined, envWorktree, options);
     }
     if (dirname(dir) === dir) break;
   }
@@ -132,6 +136,11 @@ function commonDirOf(gitDir: string): string {
   }
 }
 
+export interface OpenOptions {
+  /** A bare repository is opened too (its worktree ''): a materialize needs none. */
+  allowBare?: boolean;
+}
+
 /**
  * `explicit`: the worktree GIT_WORK_TREE names; null when GIT_DIR was given without it (then
  * core.worktree, else — unless the repository is bare — `worktreeGuess`, the current directory).
@@ -140,6 +149,7 @@ function finish(
   gitDir: string,
   worktreeGuess: string | undefined,
   explicit: string | null | undefined,
+  options: OpenOptions,
 ): Repo {
   const commonDir = commonDirOf(gitDir);
   const config = GitConfig.load(commonDir, gitDir);
@@ -148,10 +158,11 @@ function finish(
   const configured = config.get('core.worktree');
   if (configured !== undefined) worktree = resolve(gitDir, configured);
   if (explicit) worktree = explicit;
-  if (
+  const bare =
     worktree === undefined ||
-    (config.getBool('core.bare') === true && configured === undefined && !explicit)
-  ) {
+    (config.getBool('core.bare') === true && configured === undefined && !explicit);
+  if (bare && options.allowBare) worktree = '';
+  else if (bare) {
     throw new PcheckoutError(
       'ERR_NOT_A_REPOSITORY',
       `${gitDir} is a bare repository: it has no worktree to check out into`,
@@ -163,7 +174,7 @@ function finish(
   return {
     gitDir,
     commonDir,
-    worktree,
+    worktree: worktree!,
     config,
     objectDirs: objectDirs(join(commonDir, 'objects')),
     shared: parseSharedRepository(config.get('core.sharedrepository')),

@@ -36,7 +36,8 @@ export const noClaim: Claim = async () => {};
 /** Opens the repository and claims the worktree or target (dry runs claim nothing on disk). */
 export async function openJob(request: JobRequest, claim: Claim): Promise<Job> {
   const { settings, repoPath } = request;
-  const repo = openRepo(repoPath);
+  // A materialize needs no worktree of the repository's: a bare one (a mirror) serves.
+  const repo = openRepo(repoPath, process.env, { allowBare: request.kind === 'materialize' });
   if (request.kind === 'checkout') {
     const indexPath = join(repo.gitDir, 'index');
     await claim(indexPath);
