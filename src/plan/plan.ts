@@ -16,9 +16,11 @@
  */
 import type { NativeOdb } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
+import { Conflicts, assertMerged, display } from './conflicts.js';
 import { STAT_WORDS, bytesOf } from '../index/write.js';
 import { EntryList } from './entries.js';
 import { locateFiles, type FileTask } from './locate.js';
+import { EMPTY_PROBE, ProbeList } from './probe-list.js';
 import {
   KIND_ABSENT,
   KIND_DIR,
@@ -130,172 +132,11 @@ export interface Plan {
 const SKIP_WORKTREE = 0x4000;
 const INTENT_TO_ADD = 0x2000;
 
-/** Conflicts, worded as git words them for `git checkout`. */
-class Conflicts {
-  readonly localChanges: string[] = [];
-  readonly untrackedOverwritten: string[] = [];
-  readonly untrackedRemoved: string[] = [];
-  readonly dirsLosingUntracked: string[] = [];
-
-  get count(): number {
-    return (
-      this.localChanges.length +
-      this.untrackedOverwritten.length +
-      this.untrackedRemoved.length +
-      this.dirsLosingUntracked.length
-    );
-  }
-
-  error(): PcheckoutError {
-    const parts: string[] = [];
-    const list = (paths: string[]): string => paths.map((p) => `\t${p}\n`).join('');
-    if (this.localChanges.length > 0)
-      parts.push(
-        `Your local changes to the following files would be overwritten by checkout:\n${list(this.localChanges)}Please commit your changes or stash them before you switch branches.`,
-      );
-    if (this.dirsLosingUntracked.length > 0)
-      parts.push(
-        `Updating the following directories would lose untracked files in them:\n${list(this.dirsLosingUntracked)}`,
-      );
-    if (this.untrackedRemoved.length > 0)
-      parts.push(
-        `The following untracked working tree files would be removed by checkout:\n${list(this.untrackedRemoved)}Please move or remove them before you switch branches.`,
-      );
-    if (this.untrackedOverwritten.length > 0)
-      parts.push(
-        `The following untracked working tree files would be overwritten by checkout:\n${list(this.untrackedOverwritten)}Please move or remove them before you switch branches.`,
-      );
-    const paths = [
-      ...this.localChanges,
-      ...this.dirsLosingUntracked,
-      ...this.untrackedRemoved,
-      ...this.untrackedOverwritten,
-    ].sort();
-    return new PcheckoutError('ERR_WOULD_OVERWRITE', `${parts.join('\n')}\nAborting`, {
-      paths,
-      ...(paths.length === 1 ? { path: paths[0]! } : {}),
-    });
-  }
-}
-
-const display = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
-
 /** Parent directories of a latin1 path, nearest first. */
 function* ancestors(path: string): Generator<string> {
   for (let s = path.lastIndexOf('/'); s > 0; s = path.lastIndexOf('/', s - 1))
     yield path.slice(0, s);
 }
-
-/**
- * The probe list: paths to look at, each either an index entry (compared with its stat data)
- * or a bare path. Built into flat arrays in one pass once complete.
- */
-class ProbeList {
-  private readonly entries: number[] = []; // index entry, or -1 for a bare path
-  private readonly bare: Buffer[] = [];
-  /** Set by addAll: entries 0 … whole - 1 in order, nothing else. */
-  private whole = 0;
-
-  /** Every entry of an index of `count` entries, slot k for entry k. */
-  addAll(count: number): void {
-    this.whole = count;
-  }
-
-  addEntry(i: number): number {
-    this.entries.push(i);
-    return this.entries.length - 1;
-  }
-
-  addPath(path: Buffer): number {
-    this.entries.push(-1 - this.bare.length);
-    this.bare.push(path);
-    return this.entries.length - 1;
-  }
-
-  get size(): number {
-    return this.whole + this.entries.length;
-  }
-
-  request(
-    root: string,
-    index: CurrentIndex | null,
-    racySeconds: number,
-    fileMode: boolean,
-    threads: number,
-  ): ProbeRequest {
-    const n = this.size;
-    const list = index?.entries;
-    const all = this.whole > 0 || (this.bare.length === 0 && this.entries[n - 1] === n - 1);
-    if (list && n === list.count && all) {
-      // Every index entry in order (a restore, a forced checkout): the index's own arrays.
-      return {
-        root,
-        paths: list.paths.subarray(0, list.starts[n]!),
-        starts: list.starts.subarray(0, n + 1),
-        compare: new Uint8Array(n).fill(1),
-        modes: list.modes.subarray(0, n),
-        oids: list.oids.subarray(0, 20 * n),
-        stats: index!.stats.subarray(0, n * STAT_WORDS),
-        racySeconds,
-        fileMode,
-        threads,
-      };
-    }
-    let bytes = 0;
-    for (const e of this.entries)
-      bytes += e >= 0 ? list!.starts[e + 1]! - list!.starts[e]! : this.bare[-1 - e]!.length + 1;
-    const paths = Buffer.allocUnsafe(bytes);
-    const starts = new Uint32Array(n + 1);
-    const compare = new Uint8Array(n);
-    const modes = new Uint32Array(n);
-    const oids = Buffer.alloc(20 * n);
-    const stats = new Uint32Array(n * STAT_WORDS);
-    let pos = 0;
-    for (let k = 0; k < n;) {
-      const e = this.entries[k]!;
-      if (e < 0) {
-        starts[k] = pos;
-        pos += this.bare[-1 - e]!.copy(paths, pos);
-        paths[pos++] = 0;
-        k++;
-        continue;
-      }
-      // A run of consecutive index entries (a restore is one run) is copied in one go.
-      let end = k + 1;
-      while (end < n && this.entries[end] === e + (end - k)) end++;
-      const last = e + (end - k);
-      for (let j = k; j < end; j++) starts[j] = pos + list!.starts[e + j - k]! - list!.starts[e]!;
-      pos += list!.paths.copy(paths, pos, list!.starts[e]!, list!.starts[last]!);
-      compare.fill(1, k, end);
-      modes.set(list!.modes.subarray(e, last), k);
-      list!.oids.copy(oids, 20 * k, 20 * e, 20 * last);
-      stats.set(index!.stats.subarray(e * STAT_WORDS, last * STAT_WORDS), k * STAT_WORDS);
-      k = end;
-    }
-    starts[n] = pos;
-    const entries = Int32Array.from(this.entries, (e) => (e >= 0 ? e : -1));
-    return {
-      root,
-      paths,
-      starts,
-      compare,
-      modes,
-      oids,
-      stats,
-      racySeconds,
-      fileMode,
-      threads,
-      entries,
-    };
-  }
-}
-
-const EMPTY_PROBE: ProbeResult = {
-  kind: () => KIND_ABSENT,
-  clean: new Uint8Array(0),
-  hashed: new Uint8Array(0),
-  stats: new Uint32Array(0),
-};
 
 /** Decides every path, probing the worktree where the decision depends on it. */
 export async function makePlan(odb: NativeOdb, input: PlanInput): Promise<Plan> {
@@ -872,25 +713,6 @@ function identity(count: number): Int32Array {
 function allZero(a: Uint16Array): boolean {
   const bytes = bytesOf(a);
   return bytes.equals(Buffer.alloc(bytes.length));
-}
-
-function assertMerged(index: CurrentIndex): void {
-  const { stages } = index;
-  // Stages are 0-3 (two bits of the flags): three builtin scans instead of a loop per entry.
-  if (stages.indexOf(1) < 0 && stages.indexOf(2) < 0 && stages.indexOf(3) < 0) return;
-  const paths: string[] = [];
-  for (let i = 0; i < index.entries.count; i++) {
-    if (index.stages[i] !== 0) {
-      const p = index.entries.display(i);
-      if (paths[paths.length - 1] !== p) paths.push(p);
-    }
-  }
-  if (paths.length === 0) return;
-  throw new PcheckoutError(
-    'ERR_UNMERGED',
-    `you need to resolve your current index first\n${paths.map((p) => `${p}: needs merge`).join('\n')}`,
-    { paths, ...(paths.length === 1 ? { path: paths[0]! } : {}) },
-  );
 }
 
 /** Parents of removed entries that the result no longer needs, deepest first. */
