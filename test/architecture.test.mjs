@@ -21,7 +21,8 @@ test('the page lists the phases the code reports, in order', () => {
   const m = /export const PHASES = \[([^\]]*)\]/.exec(control);
   assert.ok(m, 'PHASES not found in src/run/control.ts');
   const phases = [...m[1].matchAll(/'([a-z]+)'/g)].map((x) => x[1]);
-  const section = doc.slice(doc.indexOf('## The phases'), doc.indexOf('## Modules by concept'));
+  const start = doc.indexOf('## The phases');
+  const section = doc.slice(start, doc.indexOf('\n## ', start + 1));
   const lines = section
     .split('\n')
     .filter((l) => /^\| [a-z]+ \|/.test(l) && !l.startsWith('| phase |'));
