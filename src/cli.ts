@@ -46,6 +46,8 @@ Options:
       --no-racy-wait    the same as --racy-wait=never
       --fsync <mode>    none, file or batch: make the worktree durable before the index
                         (default: pcheckout.fsync, else none; see README)
+      --dry-run         touch nothing: list what would be created (A), updated (M) and
+                        deleted (D), or what stops the checkout (exit 1)
       --json            print the summary as JSON on stdout
   -q, --quiet           print nothing but errors
   -h, --help            show this help
@@ -199,6 +201,7 @@ async function main(argv: string[]): Promise<number> {
         'no-racy-wait': { type: 'boolean' },
         'racy-wait': { type: 'string' },
         fsync: { type: 'string' },
+        'dry-run': { type: 'boolean' },
         quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -258,6 +261,7 @@ async function main(argv: string[]): Promise<number> {
       racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
       ...(values.fsync !== undefined ? { fsync: fsyncFlag(values.fsync) } : {}),
       ...(values.force ? { force: true } : {}),
+      ...(values['dry-run'] ? { dryRun: true } : {}),
     };
     // On this thread: a one-shot process has no event loop to keep serving.
     const summary =
@@ -276,6 +280,21 @@ async function main(argv: string[]): Promise<number> {
     }
     // git's warnings go to stderr whatever the verbosity (and in the JSON summary).
     if (!values.json) for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
+    if (summary.dryRun && !values.json) {
+      // As git diff --name-status lists them; what would refuse the checkout, as it would.
+      if (summary.stops) {
+        process.stderr.write(`pcheckout: ${summary.stops.code}: ${summary.stops.message}\n`);
+        return 1;
+      }
+      const c = summary.changes!;
+      const lines = [
+        ...c.created.map((p) => `A\t${p}`),
+        ...c.updated.map((p) => `M\t${p}`),
+        ...c.deleted.map((p) => `D\t${p}`),
+      ];
+      if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+      return 0;
+    }
     if (values.json) {
       const out = { ...summary, startup: startup(mainStart) };
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -14,7 +14,7 @@ import { describe, test } from 'node:test';
 import { checkout, createEngine, materialize, PcheckoutError } from '../dist/index.js';
 import { assertMatchesGit } from './helpers/compare.mjs';
 import { buildFlatRepo, freshClone, git, gitOut, gitTry, tmpPath } from './helpers/git.mjs';
-import { targetState } from './helpers/run.mjs';
+import { runCli, targetState } from './helpers/run.mjs';
 
 const OPTS = { racyWait: false };
 
@@ -141,7 +141,13 @@ describe('calls off the caller’s thread', () => {
     holdingHook(dir, fifo);
     const engine = createEngine({ workers: 2 });
     try {
-      const first = checkout(dir, OPTS); // held in its hook until the FIFO is written
+      let inHook;
+      const hookReached = new Promise((resolve) => (inHook = resolve));
+      // Held in its hook until the FIFO is written.
+      const first = checkout(dir, {
+        ...OPTS,
+        onProgress: (p) => p.phase === 'hook' && inHook(),
+      });
       const ac = new AbortController();
       const second = engine.checkout(dir, { ...OPTS, ref: 'main~1', signal: ac.signal });
       let firstDone = false;
@@ -154,6 +160,8 @@ describe('calls off the caller’s thread', () => {
         return true;
       });
       assert.equal(firstDone, false, 'the aborted call waited for the one holding the worktree');
+      // (Opening the FIFO blocks this thread until the hook reads it: only once it runs.)
+      await hookReached;
       fs.writeFileSync(fifo, 'go\n');
       await first;
       fs.rmSync(path.join(dir, '.git', 'hooks', 'post-checkout'));
@@ -286,6 +294,22 @@ describe('dry runs and changes', () => {
       assert.equal(err.message, dry.stops.message);
       return true;
     });
+  });
+
+  test('pcheckout --dry-run lists what git diff lists, or what stops the checkout', () => {
+    const dir = freshClone(src.dir, { prefix: 'host-dry-cli' });
+    git(dir, ['checkout', '-q', '-b', 'old', 'origin/main~1']);
+    const before = targetState(dir);
+    const r = runCli(['--dry-run', dir, 'main']);
+    assert.equal(r.status, 0, r.stderr);
+    const diff = git(dir, ['diff', '--no-renames', '--name-status', 'HEAD', 'main']);
+    const sortLines = (t) => t.trimEnd().split('\n').sort();
+    assert.deepEqual(sortLines(r.stdout), sortLines(diff));
+    fs.writeFileSync(path.join(dir, 'f/0/file-0.txt'), 'local edit\n');
+    const stopped = runCli(['--dry-run', dir, 'main']);
+    assert.equal(stopped.status, 1);
+    assert.match(stopped.stderr, /ERR_WOULD_OVERWRITE: Your local changes[^]*\tf\/0\/file-0\.txt/);
+    assert.deepEqual(targetState(dir), { ...before, worktree: before.worktree });
   });
 
   test('a dry run of a fresh checkout and of a materialize into a new directory', async () => {

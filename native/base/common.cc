@@ -17,6 +17,7 @@ const char* code_name(Code code) {
     case Code::TooLarge: return "ERR_TOO_LARGE";
     case Code::CorruptIndex: return "ERR_CORRUPT_INDEX";
     case Code::Internal: return "ERR_INTERNAL";
+    case Code::Aborted: return "ERR_ABORTED";
   }
   return "ERR_INTERNAL";
 }

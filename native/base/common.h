@@ -22,10 +22,12 @@ enum class Code {
   TooLarge,
   CorruptIndex,
   Internal,  // a request TypeScript should never have made (bad argument, closed reader)
+  Aborted,   // the caller asked a long step to stop (base/cancel.h)
 };
 constexpr Code kAllCodes[] = {Code::CorruptPack, Code::CorruptObject, Code::MissingObject,
                               Code::Io,          Code::UnsafePath,    Code::Unsupported,
-                              Code::TooLarge,    Code::CorruptIndex,  Code::Internal};
+                              Code::TooLarge,    Code::CorruptIndex,  Code::Internal,
+                              Code::Aborted};
 
 const char* code_name(Code code);
 

@@ -48,6 +48,7 @@ Napi::Function OdbWrap::Define(Napi::Env env) {
                          InstanceMethod<&OdbWrap::WalkTree>("walkTree"),
                          InstanceMethod<&OdbWrap::LendIndex>("lendIndex"),
                          InstanceMethod<&OdbWrap::Info>("info"),
+                         InstanceMethod<&OdbWrap::SetCancel>("setCancel"),
                          InstanceMethod<&OdbWrap::ResolvePrefix>("resolvePrefix"),
                          InstanceMethod<&OdbWrap::WriteFiles>("writeFiles"),
                          InstanceMethod<&OdbWrap::WriteFilesAsync>("writeFilesAsync"),
@@ -221,6 +222,23 @@ Napi::Value OdbWrap::Info(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// setCancel(flag: Int32Array over a SharedArrayBuffer | null): the flag this reader's long
+// steps (info, walkTree) look at; nonzero in slot 0 stops them with ERR_ABORTED.
+Napi::Value OdbWrap::SetCancel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Odb& db = odb(env);
+  if (info.Length() < 1 || info[0].IsNull() || info[0].IsUndefined()) {
+    db.cancel().set(nullptr);
+    cancel_ref_.Reset();
+    return env.Undefined();
+  }
+  auto flag = typed_arg<Napi::Int32Array>(env, info[0], "setCancel expects an Int32Array or null",
+                                          at_least(1));
+  cancel_ref_ = Napi::Persistent(flag);
+  db.cancel().set(flag.Data());
+  return env.Undefined();
+}
+
 // Returns { count: 0 | 1 | 2, oid?: Buffer } for a hex prefix (2 = ambiguous).
 Napi::Value OdbWrap::ResolvePrefix(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -252,6 +270,7 @@ Napi::Value OdbWrap::ReleaseCache(const Napi::CallbackInfo& info) {
   memo_.reset();
   lender_.reset();
   lender_refs_.clear();
+  cancel_ref_.Reset();
   return info.Env().Undefined();
 }
 

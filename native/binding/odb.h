@@ -40,12 +40,14 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
   Napi::Value WriteFilesAsync(const Napi::CallbackInfo& info);  // binding/write.cc
   Napi::Value ReleaseCache(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value SetCancel(const Napi::CallbackInfo& info);
 
   std::unique_ptr<Odb> odb_;
   std::unique_ptr<WalkMemo> memo_;    // the last walk kept (walkTree's `keep`)
   std::unique_ptr<WalkMemo> lender_;  // the index, by its cache-tree (lendIndex)
   std::vector<Napi::ObjectReference> lender_refs_;  // the arrays lender_ points into
   bool busy_ = false;
+  Napi::Reference<Napi::Int32Array> cancel_ref_;  // keeps the flag odb_->cancel() reads alive
 };
 
 // Distinct, open, idle Odb objects (1 to 1024), and the JS objects that own them.

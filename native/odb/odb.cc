@@ -307,6 +307,7 @@ void Odb::info_many(const uint8_t* ids, size_t n, InfoRow* rows, int32_t* order)
   };
   std::vector<Key> keys(n);
   for (size_t i = 0; i < n; i++) {
+    if (i % kCancelEvery == 0) cancel_.check("locating the blobs");
     Location loc;
     bool found = find_in_packs(ids + i * 20, &loc);  // loose ones are looked for once, below
     keys[i] = Key{found ? static_cast<uint64_t>(loc.pack) : UINT64_MAX, found ? loc.offset : 0, i};
@@ -318,7 +319,9 @@ void Odb::info_many(const uint8_t* ids, size_t n, InfoRow* rows, int32_t* order)
   if (order != nullptr) {
     for (size_t i = 0; i < n; i++) order[i] = static_cast<int32_t>(keys[i].pos);
   }
+  size_t done = 0;
   for (const Key& k : keys) {
+    if (++done % kCancelEvery == 0) cancel_.check("locating the blobs");
     const uint8_t* oid = ids + k.pos * 20;
     InfoRow& row = rows[k.pos];
     row = InfoRow{};

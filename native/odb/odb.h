@@ -10,6 +10,7 @@
 
 #include "odb/base_cache.h"
 #include "odb/decode_stats.h"
+#include "base/cancel.h"
 #include "base/common.h"
 #include "odb/inflate.h"
 #include "base/mapped_file.h"
@@ -59,6 +60,8 @@ class Odb {
   // cache: the delta-base cache this reader shares with the other readers of the same store.
   Odb(std::vector<std::string> object_dirs, std::shared_ptr<BaseCache> cache);
   const std::shared_ptr<BaseCache>& cache() const { return cache_; }
+  // What the long steps on this reader (info_many, the tree walk) look at to stop early.
+  Cancel& cancel() { return cancel_; }
 
   Object read(const uint8_t* oid);
   // Like read(), but into reused buffers: for the writer, which needs the bytes only briefly.
@@ -91,6 +94,7 @@ class Odb {
   const std::string& pack_name(uint32_t k) const;
 
  private:
+  Cancel cancel_;
   bool scan_packs();  // true if new packs were found
   bool find_in_packs(const uint8_t* oid, Location* loc);
   // A copy of oid found damaged (corrupt data, or a delta whose base is missing) is not used

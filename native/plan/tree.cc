@@ -129,7 +129,9 @@ void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTr
                                            std::string(last, last_len) + " and " +
                                            std::string(p, n) + " out of order");
   };
+  uint32_t steps = 0;
   while (!stack.empty()) {
+    if (++steps % kCancelEvery == 0) odb.cancel().check("walking the tree");
     Frame& f = stack.back();
     const uint8_t* data = f.tree.bytes->data.get();
     size_t size = f.tree.bytes->size;

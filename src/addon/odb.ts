@@ -71,6 +71,11 @@ export interface NativeOdb {
    * and offset, then the loose and missing ones as given.
    */
   info(oids: Buffer, order?: Int32Array): Float64Array;
+  /**
+   * The flag (slot 0, shared memory the caller's thread sets) that this reader's long steps —
+   * info, walkTree — look at every few thousand items, stopping with ERR_ABORTED; null: none.
+   */
+  setCancel(flag: Int32Array | null): void;
   resolvePrefix(hex: string): { count: number; oid?: Buffer };
   writeFiles(req: NativeWriteRequest): NativeWriteResult;
   writeFilesAsync(req: NativeWriteRequest): Promise<NativeWriteResult>;

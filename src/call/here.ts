@@ -20,6 +20,7 @@ export async function runHere(
     const job = await openJob(request, noClaim);
     return await run(job, resources, control);
   } finally {
+    resources.idle();
     resources.close();
   }
 }

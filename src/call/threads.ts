@@ -28,25 +28,6 @@ import type {
 const WORKER_URL = new URL('./call-worker.js', import.meta.url);
 const HEARTBEAT_MS = 100;
 
-/**
- * The caller's node flags, less those that concern its own entry script (a thread given
- * `--input-type` or `-e` refuses to start): --expose-gc, --inspect and the like carry over.
- */
-function threadExecArgv(): string[] {
-  const out: string[] = [];
-  const argv = process.execArgv;
-  for (let k = 0; k < argv.length; k++) {
-    const a = argv[k]!;
-    if (a === '-e' || a === '--eval' || a === '-p' || a === '--print') {
-      k++; // and its code
-      continue;
-    }
-    if (/^--(input-type|eval|print)=/.test(a)) continue;
-    out.push(a);
-  }
-  return out;
-}
-
 // --- Worktree claims, for every pool of this process --------------------------------------
 
 const claims = new Map<string, Promise<void>>();
@@ -132,6 +113,8 @@ interface Pending {
   resolve: (s: CheckoutSummary) => void;
   reject: (e: unknown) => void;
   release: (() => void) | null;
+  /** Given its worktree: from here it may take locks and write, and must finish itself. */
+  granted: boolean;
   callbackError: unknown;
   settled: boolean;
   cleanup: () => void;
@@ -155,7 +138,9 @@ class CallThread {
   ) {
     this.worker = new Worker(WORKER_URL, {
       env: SHARE_ENV,
-      execArgv: threadExecArgv(),
+      // None of the caller's node flags: those of its entry script (--input-type, -e) stop a
+      // thread from starting, and V8's (--expose-gc) are the process's already.
+      execArgv: [],
       workerData: { pcheckoutCall: setup },
       stdout: false,
       stderr: false,
@@ -220,7 +205,11 @@ class CallThread {
       return;
     }
     const p = this.calls.get(msg.id);
-    if (p === undefined) return;
+    if (p === undefined) {
+      // A call settled before it was given its worktree (aborted while it waited): it stops.
+      if (msg.type === 'claim') this.send({ type: 'abort', id: msg.id });
+      return;
+    }
     switch (msg.type) {
       case 'progress':
         deliver(p, msg.progress, this);
@@ -229,6 +218,7 @@ class CallThread {
         void claimKey(msg.key).then((release) => {
           if (p.settled) return release();
           p.release = release;
+          p.granted = true;
           this.send({ type: 'granted', id: p.task.id });
         });
         break;
@@ -276,6 +266,18 @@ class CallThread {
   abort(p: Pending): void {
     Atomics.store(new Int32Array(p.task.flag), 0, 1);
     this.send({ type: 'abort', id: p.task.id });
+    // Not yet given its worktree, the call has touched nothing: it ends now (the thread drops
+    // it when it gets there), not once a thread still starting up has read the message.
+    if (!p.granted) {
+      const signal = p.options.signal;
+      this.settle(
+        p,
+        false,
+        p.callbackError !== undefined
+          ? callbackFailure(p.callbackError)
+          : abortedError(signal?.aborted ? signal.reason : undefined),
+      );
+    }
   }
 }
 
@@ -341,7 +343,20 @@ export class CallPool {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(abortedError(signal.reason));
     return new Promise<CheckoutSummary>((resolve, reject) => {
-      const thread = this.pick(options.route);
+      let thread: CallThread;
+      try {
+        thread = this.pick(options.route);
+      } catch (err) {
+        const text = String((err as Error)?.message ?? err);
+        reject(
+          new PcheckoutError(
+            /EMFILE|ENFILE|ENOMEM|EAGAIN/.test(text) ? 'ERR_IO' : 'ERR_INTERNAL',
+            `cannot start an orchestrator thread: ${text}`,
+            { cause: err },
+          ),
+        );
+        return;
+      }
       const task: CallTask = {
         id: nextId++,
         request,
@@ -354,6 +369,7 @@ export class CallPool {
         resolve,
         reject,
         release: null,
+        granted: false,
         callbackError: undefined,
         settled: false,
         cleanup: () => {},
@@ -415,7 +431,11 @@ export class CallPool {
   private reap(): void {
     const now = Date.now();
     for (const t of [...this.threads]) {
-      if (t.load === 0 && now - t.idleSince >= this.options.idleMs) void t.close();
+      if (t.load !== 0 || now - t.idleSince < this.options.idleMs) continue;
+      // Out of the pool first: a thread told to close takes no more calls (one sent after its
+      // `close` would never run).
+      this.threads.splice(this.threads.indexOf(t), 1);
+      void t.close();
     }
     if (this.threads.length === 0 && this.reaper) {
       clearInterval(this.reaper);

@@ -129,6 +129,7 @@ function serve(port: MessagePort, setup: ThreadSetup): void {
     try {
       control.check();
       const job = await openJob(task.request, (key) => {
+        if (control.aborted) return Promise.reject(abortedError(undefined));
         post({ type: 'claim', id: task.id, key });
         return new Promise<void>((resolve, reject) => grants.set(task.id, { resolve, reject }));
       });
@@ -139,7 +140,15 @@ function serve(port: MessagePort, setup: ThreadSetup): void {
     } finally {
       aborts.delete(task.id);
       grants.delete(task.id);
-      if (kept === null) resources.close();
+      // After the answer: dropping the packs' pages and the heap's free memory takes a while
+      // on a large tree, and the caller need not wait for it.
+      try {
+        if (kept === null) resources.close();
+        else resources.idle();
+      } catch (err) {
+        // Never into the queue: a rejected link would stop every later call and the close.
+        process.emitWarning(`pcheckout: releasing a call's resources failed: ${String(err)}`);
+      }
     }
   };
 

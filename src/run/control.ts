@@ -32,21 +32,29 @@ export function abortedError(reason: unknown): PcheckoutError {
 
 export class Control {
   private last: Progress = { phase: 'open', done: 0, total: 0, bytes: 0 };
+  /**
+   * Slot 0 nonzero once the call is aborted: set by the caller's thread (shared memory) when
+   * the call runs on an orchestrator thread, else by the signal. Native steps read it too.
+   */
+  readonly flag: Int32Array;
 
   /**
-   * `signal`: the caller's (this thread's) signal; `flag`: an Int32Array over shared memory
-   * whose first slot the caller's thread sets to stop the call; `report`: where progress goes.
+   * `signal`: this thread's signal; `flag`: an Int32Array over shared memory whose first slot
+   * the caller's thread sets to stop the call (null: one is made, set by the signal);
+   * `report`: where progress goes.
    */
   constructor(
     readonly signal: AbortSignal | undefined,
-    private readonly flag: Int32Array | null,
+    flag: Int32Array | null,
     private readonly report: ((p: Progress) => void) | undefined,
-  ) {}
+  ) {
+    this.flag = flag ?? new Int32Array(new SharedArrayBuffer(4));
+    if (signal?.aborted) Atomics.store(this.flag, 0, 1);
+    else signal?.addEventListener('abort', () => Atomics.store(this.flag, 0, 1), { once: true });
+  }
 
   get aborted(): boolean {
-    return (
-      (this.flag !== null && Atomics.load(this.flag, 0) !== 0) || this.signal?.aborted === true
-    );
+    return Atomics.load(this.flag, 0) !== 0 || this.signal?.aborted === true;
   }
 
   /** Throws ERR_ABORTED once the call is aborted. */

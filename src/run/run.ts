@@ -14,7 +14,7 @@ import { FilterSession } from '../write/filters.js';
 import { partWay, type PartWayContext } from '../part-way.js';
 import { changesOf } from './changes.js';
 import { commitIndex } from './commit.js';
-import type { Control } from './control.js';
+import { abortedError, type Control } from './control.js';
 import { finishHead, postCheckout } from './finish.js';
 import type { Job } from './job.js';
 import { open, release, resolveConfig, type Opened } from './open.js';
@@ -47,6 +47,8 @@ export async function run(
   );
   try {
     opened = open(job, config, resources);
+    // The tree walk and the blob lookup stop within a few thousand items of an abort.
+    opened.odb.setCancel(control.flag);
     control.phase('walk');
     const walked = walkTrees(job, opened);
     control.phase('plan', walked.targetEntries?.count ?? opened.current?.entries.count ?? 0);
@@ -92,14 +94,21 @@ export async function run(
       changes: settings.changes ? changesOf(planned.plan, opened.current) : null,
       times: { started, planTime, writeTime, indexTime },
     });
-  } catch (err) {
+  } catch (caught) {
+    // A native step that stopped for the abort: the abort's own error (its reason).
+    const err =
+      (caught as { code?: unknown } | null)?.code === 'ERR_ABORTED' && control.aborted
+        ? abortedError(control.signal?.reason)
+        : caught;
     const explained = explainMissing(err, repo);
     throw partWayContext
       ? partWay(explained, err instanceof PcheckoutError ? err.written : undefined, partWayContext)
       : explained;
   } finally {
-    await filters.close();
-    resources.idle();
+    // The locks first: a caller told of the end finds the worktree free. (The caches are
+    // dropped by whoever ran the call, once it has answered: Resources.idle.)
     release(opened);
+    opened?.odb.setCancel(null);
+    await filters.close();
   }
 }

@@ -98,6 +98,7 @@ export async function writeWorktree(
       ? (p) => control.progress(p.done, p.total, p.bytes)
       : undefined,
     signal: control.signal,
+    aborted: () => control.aborted,
   });
   await filters.close();
   control.check();
