@@ -16,11 +16,11 @@ import {
 } from './helpers/compare.mjs';
 import {
   assertStorage,
-  buildRichRepo,
   describeStorage,
   freshClone,
   git,
-  storageVariant,
+  richStorageVariants,
+  storageFiles,
   worktreeEntries,
 } from './helpers/git.mjs';
 
@@ -29,9 +29,14 @@ describe('test harness', () => {
   let ofs;
   let ref;
   before(() => {
-    src = buildRichRepo({ smallFiles: 12, prefix: 'harness' });
-    ofs = storageVariant(src, 'ofs');
-    ref = storageVariant(src, 'ref');
+    ({
+      loose: src,
+      ofs,
+      ref,
+    } = richStorageVariants(['loose', 'ofs', 'ref'], {
+      smallFiles: 12,
+      prefix: 'harness',
+    }));
   });
 
   /** A fresh clone checked out by git itself. */
@@ -53,6 +58,15 @@ describe('test harness', () => {
       assert.ok(!fs.existsSync(path.join(dir, '.git', 'index')));
       assertStorage(dir, kind);
     }
+  });
+
+  test("freshClone's storage comparison tells a repacked copy apart", () => {
+    assert.deepEqual(storageFiles(freshClone(ofs, { method: 'copy' })), storageFiles(ofs.dir));
+    assert.notDeepEqual(storageFiles(ofs.dir), storageFiles(ref.dir));
+    assert.notDeepEqual(storageFiles(ofs.dir), storageFiles(src.dir));
+    const lost = ofs.copy('lost-loose');
+    git(lost.dir, ['commit', '-q', '--allow-empty', '-m', 'one more loose object']);
+    assert.notDeepEqual(storageFiles(lost.dir), storageFiles(ofs.dir));
   });
 
   test('storage assertions tell the kinds apart', () => {
