@@ -13,6 +13,7 @@ import {
   assertSameWorktree,
   assertSummary,
   gitOracle,
+  indexListing,
 } from './helpers/compare.mjs';
 import {
   assertStorage,
@@ -104,6 +105,26 @@ describe('test harness', () => {
       assert.throws(() => assertSameWorktree(dir, gitOracle(ofs)), re);
     });
   }
+
+  test('indexListing: one git call reads what ls-files -s, -v and --debug print', () => {
+    const dir = byGit(ofs);
+    fs.writeFileSync(path.join(dir, 'new\nline\tname'), 'odd name\n');
+    git(dir, ['add', '--', 'new\nline\tname']);
+    git(dir, ['update-index', '--assume-unchanged', 'README.md']);
+    const listing = indexListing(dir);
+    assert.equal(listing.lsFiles, git(dir, ['ls-files', '-s', '-z']));
+    assert.equal(listing.lsFilesV, git(dir, ['ls-files', '-v', '-z']));
+    assert.ok(listing.lsFilesV.includes('h README.md\0'), 'the assume-unchanged tag');
+    const debug = git(dir, ['ls-files', '--debug'])
+      .split(/\n(?! )/)
+      .filter(Boolean);
+    assert.equal(debug.length, listing.entries.length);
+    listing.entries.forEach((e, i) => {
+      const t = `  ctime: ${e.ctimeSec}:${e.ctimeNsec}\n  mtime: ${e.mtimeSec}:${e.mtimeNsec}\n`;
+      assert.ok(debug[i].includes(t), `${e.name}: ${debug[i]}`);
+      assert.ok(debug[i].includes(`ino: ${e.ino}\n`) && debug[i].includes(`flags: ${e.flags}`));
+    });
+  });
 
   test('stale stat data in the index is caught (and by git diff-files)', () => {
     const dir = byGit(ofs);

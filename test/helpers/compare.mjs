@@ -164,10 +164,11 @@ const LISTING_RECORD =
  * The index as git lists it, in one call (`git ls-files -s -v --debug -z`):
  * { lsFiles: what `git ls-files -s -z` prints, lsFilesV: what `git ls-files -v -z` prints,
  *   entries: [{ name, tag, mode, oid, stage, ctimeSec, ctimeNsec, mtimeSec, mtimeNsec, dev, ino,
- *   uid, gid, size, flags }] in index order }.
+ *   uid, gid, size, flags (hex, as git prints it) }] in index order }.
+ * `config`: git options before the command (e.g. ['-c', 'sparse.expectFilesOutsideOfPatterns=true']).
  */
-export function indexListing(dir) {
-  const text = git(dir, ['ls-files', '-s', '-v', '--debug', '-z']);
+export function indexListing(dir, { config = [] } = {}) {
+  const text = git(dir, [...config, 'ls-files', '-s', '-v', '--debug', '-z']);
   const entries = [];
   let lsFiles = '';
   let lsFilesV = '';
