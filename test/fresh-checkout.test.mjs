@@ -4,19 +4,18 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { checkoutMatchesGit } from './helpers/compare.mjs';
-import { buildRichRepo, storageVariant } from './helpers/git.mjs';
+import { richStorageVariants } from './helpers/git.mjs';
 
 const KINDS = ['ofs', 'ref', 'loose', 'mixed'];
 const WORKERS = [1, 2, 8];
 const THRESHOLDS = [0, 1e9];
 
 describe('fresh checkout of HEAD matches git', () => {
-  const variants = {};
+  let variants;
   before(() => {
     // > 150 regular files, exec bits, symlinks, gitlinks, empty files, 30-level nesting,
     // UTF-8 names, and HEAD blobs stored as deltas (depth > 1) in the packed kinds.
-    const src = buildRichRepo();
-    for (const kind of KINDS) variants[kind] = storageVariant(src, kind);
+    variants = richStorageVariants(KINDS);
   });
 
   for (const kind of KINDS) {

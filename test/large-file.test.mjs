@@ -8,7 +8,14 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { checkoutMatchesGit } from './helpers/compare.mjs';
-import { ROOT, Repo, assertStorage, freeBytes, writeRandomFile } from './helpers/git.mjs';
+import {
+  ROOT,
+  Repo,
+  assertStorage,
+  cachedFixture,
+  freeBytes,
+  writeRandomFile,
+} from './helpers/git.mjs';
 
 const SIZE = 100 * 1024 * 1024 + 12345; // not a multiple of any block size
 // source file + loose object + pack + three worktrees (git's and two pcheckout runs) + slack
@@ -39,12 +46,15 @@ describe('a file over 100 MB', () => {
 
   before(() => {
     if (skip) return;
-    repo = Repo.init('large');
-    digest = writeRandomFile(repo.abs('big/large.bin'), SIZE, 1);
-    repo.write('small.txt', 'small\n');
-    repo.write('big/exec.sh', '#!/bin/sh\n', { exec: true });
-    repo.commit('large');
-    repo.gc();
+    ({ repo, digest } = cachedFixture('large-file', [SIZE], () => {
+      const r = Repo.init('large');
+      const sha = writeRandomFile(r.abs('big/large.bin'), SIZE, 1);
+      r.write('small.txt', 'small\n');
+      r.write('big/exec.sh', '#!/bin/sh\n', { exec: true });
+      r.commit('large');
+      r.gc();
+      return { repo: r, digest: sha };
+    }));
     assertStorage(repo.dir, 'packed');
   });
 

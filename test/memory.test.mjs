@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { assertMatchesGit } from './helpers/compare.mjs';
-import { Repo, freshClone, gitEnv, randomBytes } from './helpers/git.mjs';
+import { Repo, cachedFixture, freshClone, gitEnv, randomBytes } from './helpers/git.mjs';
 import { DIST_INDEX } from './helpers/run.mjs';
 
 const BLOBS = 64;
@@ -65,14 +65,17 @@ describe('memory: mapped pack pages are released as they are read', () => {
   let repo;
   let packBytes;
   before(() => {
-    repo = Repo.init('memory');
-    for (let i = 0; i < BLOBS; i++)
-      repo.write(`d${i % 8}/blob${i}.bin`, randomBytes(BLOB_SIZE, i + 1));
-    repo.write('small.txt', 'small\n');
-    repo.git('add', '-A');
-    repo.git('commit', '-q', '-m', 'blobs');
-    // No delta search: random data has none, and the window would only cost time.
-    repo.git('repack', '-adq', '--window=0');
+    ({ repo } = cachedFixture('memory-pack', [BLOBS, BLOB_SIZE], () => {
+      const r = Repo.init('memory');
+      for (let i = 0; i < BLOBS; i++)
+        r.write(`d${i % 8}/blob${i}.bin`, randomBytes(BLOB_SIZE, i + 1));
+      r.write('small.txt', 'small\n');
+      r.git('add', '-A');
+      r.git('commit', '-q', '-m', 'blobs');
+      // No delta search: random data has none, and the window would only cost time.
+      r.git('repack', '-adq', '--window=0');
+      return r;
+    }));
     const packDir = path.join(repo.gitDir, 'objects', 'pack');
     const packs = fs.readdirSync(packDir).filter((n) => n.endsWith('.pack'));
     assert.equal(packs.length, 1);

@@ -13,14 +13,15 @@ import {
   assertSameWorktree,
   assertSummary,
   gitOracle,
+  indexListing,
 } from './helpers/compare.mjs';
 import {
   assertStorage,
-  buildRichRepo,
   describeStorage,
   freshClone,
   git,
-  storageVariant,
+  richStorageVariants,
+  storageFiles,
   worktreeEntries,
 } from './helpers/git.mjs';
 
@@ -29,9 +30,14 @@ describe('test harness', () => {
   let ofs;
   let ref;
   before(() => {
-    src = buildRichRepo({ smallFiles: 12, prefix: 'harness' });
-    ofs = storageVariant(src, 'ofs');
-    ref = storageVariant(src, 'ref');
+    ({
+      loose: src,
+      ofs,
+      ref,
+    } = richStorageVariants(['loose', 'ofs', 'ref'], {
+      smallFiles: 12,
+      prefix: 'harness',
+    }));
   });
 
   /** A fresh clone checked out by git itself. */
@@ -53,6 +59,15 @@ describe('test harness', () => {
       assert.ok(!fs.existsSync(path.join(dir, '.git', 'index')));
       assertStorage(dir, kind);
     }
+  });
+
+  test("freshClone's storage comparison tells a repacked copy apart", () => {
+    assert.deepEqual(storageFiles(freshClone(ofs, { method: 'copy' })), storageFiles(ofs.dir));
+    assert.notDeepEqual(storageFiles(ofs.dir), storageFiles(ref.dir));
+    assert.notDeepEqual(storageFiles(ofs.dir), storageFiles(src.dir));
+    const lost = ofs.copy('lost-loose');
+    git(lost.dir, ['commit', '-q', '--allow-empty', '-m', 'one more loose object']);
+    assert.notDeepEqual(storageFiles(lost.dir), storageFiles(ofs.dir));
   });
 
   test('storage assertions tell the kinds apart', () => {
@@ -90,6 +105,26 @@ describe('test harness', () => {
       assert.throws(() => assertSameWorktree(dir, gitOracle(ofs)), re);
     });
   }
+
+  test('indexListing: one git call reads what ls-files -s, -v and --debug print', () => {
+    const dir = byGit(ofs);
+    fs.writeFileSync(path.join(dir, 'new\nline\tname'), 'odd name\n');
+    git(dir, ['add', '--', 'new\nline\tname']);
+    git(dir, ['update-index', '--assume-unchanged', 'README.md']);
+    const listing = indexListing(dir);
+    assert.equal(listing.lsFiles, git(dir, ['ls-files', '-s', '-z']));
+    assert.equal(listing.lsFilesV, git(dir, ['ls-files', '-v', '-z']));
+    assert.ok(listing.lsFilesV.includes('h README.md\0'), 'the assume-unchanged tag');
+    const debug = git(dir, ['ls-files', '--debug'])
+      .split(/\n(?! )/)
+      .filter(Boolean);
+    assert.equal(debug.length, listing.entries.length);
+    listing.entries.forEach((e, i) => {
+      const t = `  ctime: ${e.ctimeSec}:${e.ctimeNsec}\n  mtime: ${e.mtimeSec}:${e.mtimeNsec}\n`;
+      assert.ok(debug[i].includes(t), `${e.name}: ${debug[i]}`);
+      assert.ok(debug[i].includes(`ino: ${e.ino}\n`) && debug[i].includes(`flags: ${e.flags}`));
+    });
+  });
 
   test('stale stat data in the index is caught (and by git diff-files)', () => {
     const dir = byGit(ofs);

@@ -29,7 +29,8 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { Repo, git, gitTry } from './helpers/git.mjs';
-import { compareTwins, makeTwins, readIndex } from './helpers/twin.mjs';
+import { indexListing } from './helpers/compare.mjs';
+import { compareTwins, makeTwins } from './helpers/twin.mjs';
 
 const append = (dir, rel, text = 'local\n') => fs.appendFileSync(path.join(dir, rel), text);
 const LEFT = /not up to date and were left despite sparse patterns/;
@@ -78,22 +79,25 @@ function sparseSet(dir, dirs = ['in']) {
 /** The index file's bits (see readIndex): git clears those of present files as it reads. */
 const RAW = ['-c', 'sparse.expectFilesOutsideOfPatterns=true'];
 
-/** `ls-files --debug` per entry: flags, size, and whether ctime and mtime are zero. */
-function debugFlags(dir) {
-  const names = git(dir, [...RAW, 'ls-files', '-z'])
-    .split('\0')
-    .filter(Boolean);
-  const blocks = git(dir, [...RAW, 'ls-files', '--debug'])
-    .split(/\n(?! )/)
-    .filter(Boolean);
-  assert.equal(blocks.length, names.length, `${dir}: cannot parse ls-files --debug`);
-  return names.map((name, k) => {
-    const b = blocks[k];
-    const flags = /flags: ([0-9a-f]+)/.exec(b)[1];
-    const size = /size: (\d+)/.exec(b)[1];
-    const zeroTimes = /ctime: 0:0/.test(b) && /mtime: 0:0/.test(b);
-    return `${name} flags ${flags} size ${size}${zeroTimes ? ' zero times' : ''}`;
+/**
+ * `ls-files --debug` per entry: flags, size, and whether ctime and mtime are zero (`listing`:
+ * indexListing's, with RAW).
+ */
+function debugFlags(listing) {
+  return listing.entries.map((e) => {
+    const zeroTimes =
+      e.ctimeSec === 0 && e.ctimeNsec === 0 && e.mtimeSec === 0 && e.mtimeNsec === 0;
+    return `${e.name} flags ${e.flags} size ${e.size}${zeroTimes ? ' zero times' : ''}`;
   });
+}
+
+/** readIndex's entries (tags as the index file has them) from indexListing's with RAW. */
+function entriesOf(listing) {
+  const entries = new Map();
+  for (const { name, tag, mode, oid, stage } of listing.entries) {
+    entries.set(name, [...(entries.get(name) ?? []), { tag, mode, oid, stage }]);
+  }
+  return entries;
 }
 
 /**
@@ -125,8 +129,12 @@ async function compareOutside(src, { at, before: pre, set, left = false, after, 
 function runAndLook(twins, op, seen) {
   return async (dir) => {
     const summary = await checkout(dir, { ...op, racyWait: false });
-    seen.flags = { pc: debugFlags(twins.pc), git: debugFlags(twins.git) };
-    seen.tags = readIndex(twins.git).entries;
+    const gitListing = indexListing(twins.git, { config: RAW });
+    seen.flags = {
+      pc: debugFlags(indexListing(twins.pc, { config: RAW })),
+      git: debugFlags(gitListing),
+    };
+    seen.tags = entriesOf(gitListing);
     return summary;
   };
 }
@@ -310,7 +318,11 @@ describe('sparse checkout: what lies outside the cone', () => {
     for (const to of ['B', 'A']) {
       const op = { ref: to, workers: 2, threshold: 0 };
       await compareTwins(twins, { op, run: (dir) => checkout(dir, { ...op, racyWait: false }) });
-      assert.deepEqual(debugFlags(twins.pc), debugFlags(twins.git), `ls-files --debug (${to})`);
+      assert.deepEqual(
+        debugFlags(indexListing(twins.pc, { config: RAW })),
+        debugFlags(indexListing(twins.git, { config: RAW })),
+        `ls-files --debug (${to})`,
+      );
     }
     assert.ok(exists(twins.git, 'out/come.txt') === false, 'oracle: left the cone');
     assert.ok(exists(twins.git, 'in/mv.txt'), 'oracle: back in the cone');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { assertCacheTreeLike } from './cache-tree.mjs';
-import { freshClone, git, gitOut, gitTry, readHead } from './git.mjs';
+import { freshClone, git, gitTry, readHead } from './git.mjs';
 
 const oracles = new Map();
 
@@ -24,10 +24,10 @@ export function gitOracle(src, { ref, method = 'clone', readTree } = {}) {
   if (readTree !== undefined) git(dir, ['read-tree', '-u', '--reset', readTree]);
   else if (ref === undefined) git(dir, ['reset', '-q', '--hard']);
   else git(dir, ['checkout', '-q', '-f', ref, '--']);
-  const symbolic = gitTry(dir, ['symbolic-ref', '-q', 'HEAD']);
-  const lsFiles = git(dir, ['ls-files', '-s', '-z']);
-  const entries = lsFiles.split('\0').filter(Boolean);
-  const count = (re) => entries.filter((e) => re.test(e)).length;
+  const listing = indexListing(dir);
+  const head = headState(dir);
+  const entries = listing.entries;
+  const count = (re) => entries.filter((e) => re.test(e.mode)).length;
   const snapshot = snapshotTree(dir);
   let fileBytes = 0;
   let symlinkBytes = 0;
@@ -40,17 +40,17 @@ export function gitOracle(src, { ref, method = 'clone', readTree } = {}) {
     ref,
     method,
     snapshot,
-    lsFiles,
-    lsFilesV: git(dir, ['ls-files', '-v', '-z']),
-    indexFlags: indexStat(dir).map((e) => `${e.name}: ${e.flags}`),
+    lsFiles: listing.lsFiles,
+    lsFilesV: listing.lsFilesV,
+    indexFlags: listing.entries.map((e) => `${e.name}: ${e.flags}`),
     headFile: readHead(dir),
-    commit: gitOut(dir, 'rev-parse', 'HEAD'),
-    tree: gitOut(dir, 'rev-parse', 'HEAD^{tree}'),
-    symbolicRef: symbolic.status === 0 ? symbolic.stdout.trim() : null,
+    commit: head.commit,
+    tree: head.tree,
+    symbolicRef: head.symbolicRef,
     entries: entries.length,
-    files: count(/^100(644|755) /),
-    symlinks: count(/^120000 /),
-    gitlinks: count(/^160000 /),
+    files: count(/^100(644|755)$/),
+    symlinks: count(/^120000$/),
+    gitlinks: count(/^160000$/),
     fileBytes,
     symlinkBytes,
   };
@@ -157,55 +157,80 @@ export function assertSameWorktree(dir, oracle) {
   report(problems, `worktree ${dir}`);
 }
 
-/** Parse `git ls-files --debug` into per-entry stat records, in index order. */
-function indexStat(dir) {
-  const names = git(dir, ['ls-files', '-z']).split('\0').filter(Boolean);
-  const text = git(dir, ['ls-files', '--debug']);
-  const blocks = text.split(/\n(?! )/).filter((b) => b.length > 0);
-  assert.equal(blocks.length, names.length, `${dir}: cannot parse ls-files --debug`);
-  return blocks.map((b, i) => {
-    const num = (re) => {
-      const m = re.exec(b);
-      assert.ok(m, `${dir}: ls-files --debug for ${names[i]} lacks ${re}`);
-      return m.slice(1).map(Number);
-    };
-    const [ctimeSec, ctimeNsec] = num(/ctime: (\d+):(\d+)/);
-    const [mtimeSec, mtimeNsec] = num(/mtime: (\d+):(\d+)/);
-    const [dev, ino] = num(/dev: (\d+)\s+ino: (\d+)/);
-    const [uid, gid] = num(/uid: (\d+)\s+gid: (\d+)/);
-    const [size, flags] = num(/size: (\d+)\s+flags: ([0-9a-f]+)/);
-    return {
-      name: names[i],
-      ctimeSec,
-      ctimeNsec,
-      mtimeSec,
-      mtimeNsec,
-      dev,
-      ino,
-      uid,
-      gid,
-      size,
-      flags,
-    };
-  });
+const LISTING_RECORD =
+  /([^\0]*)\0  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n  dev: (\d+)\tino: (\d+)\n  uid: (\d+)\tgid: (\d+)\n  size: (\d+)\tflags: ([0-9a-f]+)\n/y;
+
+/**
+ * The index as git lists it, in one call (`git ls-files -s -v --debug -z`):
+ * { lsFiles: what `git ls-files -s -z` prints, lsFilesV: what `git ls-files -v -z` prints,
+ *   entries: [{ name, tag, mode, oid, stage, ctimeSec, ctimeNsec, mtimeSec, mtimeNsec, dev, ino,
+ *   uid, gid, size, flags (hex, as git prints it) }] in index order }.
+ * `config`: git options before the command (e.g. ['-c', 'sparse.expectFilesOutsideOfPatterns=true']).
+ */
+export function indexListing(dir, { config = [] } = {}) {
+  const text = git(dir, [...config, 'ls-files', '-s', '-v', '--debug', '-z']);
+  const entries = [];
+  let lsFiles = '';
+  let lsFilesV = '';
+  LISTING_RECORD.lastIndex = 0;
+  while (LISTING_RECORD.lastIndex < text.length) {
+    const at = LISTING_RECORD.lastIndex;
+    const m = LISTING_RECORD.exec(text);
+    assert.ok(
+      m,
+      `${dir}: cannot parse ls-files -s -v --debug at ${JSON.stringify(text.slice(at, at + 200))}`,
+    );
+    const h = /^(\S+) (\d+) ([0-9a-f]+) (\d)\t(.*)$/s.exec(m[1]);
+    assert.ok(h, `${dir}: cannot parse ls-files -s -v line ${JSON.stringify(m[1])}`);
+    const [, tag, mode, oid, stage, name] = h;
+    const n = m.slice(2).map((x, i) => (i === 9 ? x : Number(x)));
+    lsFiles += `${mode} ${oid} ${stage}\t${name}\0`;
+    lsFilesV += `${tag} ${name}\0`;
+    entries.push({
+      name,
+      tag,
+      mode,
+      oid,
+      stage: Number(stage),
+      ctimeSec: n[0],
+      ctimeNsec: n[1],
+      mtimeSec: n[2],
+      mtimeNsec: n[3],
+      dev: n[4],
+      ino: n[5],
+      uid: n[6],
+      gid: n[7],
+      size: n[8],
+      flags: n[9],
+    });
+  }
+  return { lsFiles, lsFilesV, entries };
+}
+
+/** HEAD in one call: { commit, tree, symbolicRef: 'refs/heads/x' | null (detached) }. */
+export function headState(dir) {
+  const [commit, tree, name] = git(dir, [
+    'rev-parse',
+    'HEAD',
+    'HEAD^{tree}',
+    '--symbolic-full-name',
+    'HEAD',
+  ])
+    .trim()
+    .split('\n');
+  return { commit, tree, symbolicRef: name === 'HEAD' ? null : name };
 }
 
 /**
  * The index's cached stat data must describe the files on disk (so git trusts it without
  * re-reading content): size (non-zero for non-empty files: nothing smudged), mtime, ctime,
- * inode, device, uid, gid.
+ * inode, device, uid, gid. `listing`: indexListing(dir), when the caller has it already.
  */
-export function assertIndexStatMatchesDisk(dir) {
-  const modes = new Map();
-  for (const line of git(dir, ['ls-files', '-s', '-z']).split('\0').filter(Boolean)) {
-    const m = /^(\d+) [0-9a-f]+ \d\t(.*)$/s.exec(line);
-    modes.set(m[2], m[1]);
-  }
+export function assertIndexStatMatchesDisk(dir, listing = indexListing(dir)) {
   const problems = [];
   const low32 = (n) => Number(BigInt(n) & 0xffffffffn);
-  for (const e of indexStat(dir)) {
-    const mode = modes.get(e.name);
-    if (mode === '160000') continue; // gitlink: git itself records the directory's stat
+  for (const e of listing.entries) {
+    if (e.mode === '160000') continue; // gitlink: git itself records the directory's stat
     let st;
     try {
       st = fs.lstatSync(path.join(dir, e.name), { bigint: true });
@@ -246,7 +271,9 @@ export function assertMatchesGit(dir, src, { ref, method = 'clone' } = {}) {
 
   assertSameWorktree(dir, oracle);
 
-  const lsFiles = git(dir, ['ls-files', '-s', '-z']);
+  // The index: entries, tags, flags and stat data (one git call).
+  const listing = indexListing(dir);
+  const lsFiles = listing.lsFiles;
   if (lsFiles !== oracle.lsFiles) {
     const a = lsFiles.split('\0');
     const b = oracle.lsFiles.split('\0');
@@ -260,19 +287,19 @@ export function assertMatchesGit(dir, src, { ref, method = 'clone' } = {}) {
     );
   }
   assert.equal(
-    git(dir, ['ls-files', '-v', '-z']),
+    listing.lsFilesV,
     oracle.lsFilesV,
     'git ls-files -v tags (assume-unchanged / skip-worktree) differ from git',
   );
 
   assert.deepEqual(
-    indexStat(dir).map((e) => `${e.name}: ${e.flags}`),
+    listing.entries.map((e) => `${e.name}: ${e.flags}`),
     oracle.indexFlags,
     'index entry flags (git ls-files --debug) differ from git',
   );
 
   // Before anything that refreshes the index (git status does).
-  assertIndexStatMatchesDisk(dir);
+  assertIndexStatMatchesDisk(dir, listing);
   const diffFiles = gitTry(dir, ['diff-files', '--name-status']);
   assert.equal(diffFiles.status, 0, `git diff-files failed: ${diffFiles.stderr}`);
   assert.equal(
@@ -282,9 +309,9 @@ export function assertMatchesGit(dir, src, { ref, method = 'clone' } = {}) {
   );
 
   assert.equal(readHead(dir), oracle.headFile, '.git/HEAD differs from git checkout');
-  assert.equal(gitOut(dir, 'rev-parse', 'HEAD'), oracle.commit, 'HEAD commit');
-  const sym = gitTry(dir, ['symbolic-ref', '-q', 'HEAD']);
-  assert.equal(sym.status === 0 ? sym.stdout.trim() : null, oracle.symbolicRef, 'symbolic HEAD');
+  const head = headState(dir);
+  assert.equal(head.commit, oracle.commit, 'HEAD commit');
+  assert.equal(head.symbolicRef, oracle.symbolicRef, 'symbolic HEAD');
 
   const cached = gitTry(dir, ['diff-index', '--cached', '--name-status', 'HEAD']);
   assert.equal(cached.status, 0, cached.stderr);

@@ -344,6 +344,112 @@ export class Repo {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Fixture cache
+//
+// A generated fixture is kept on disk, keyed by what makes it: its name, the builder's source,
+// its inputs, this file's source and git's version (as gitoxide keeps generated fixtures keyed
+// by their script). It lives in os.tmpdir() (PCHECKOUT_FIXTURE_CACHE to move it, set it to
+// "off" to build every time) and is never committed; each use gets its own copy under ROOT.
+
+const FIXTURE_CACHE =
+  process.env.PCHECKOUT_FIXTURE_CACHE ?? path.join(os.tmpdir(), 'pcheckout-fixture-cache');
+const THIS_FILE_SOURCE = fs.readFileSync(new URL(import.meta.url), 'utf8');
+let gitVersion;
+
+function fixtureKey(name, build, inputs) {
+  gitVersion ??= execFileSync('git', ['--version'], { env: gitEnv, encoding: 'utf8' });
+  const h = crypto.createHash('sha256');
+  for (const part of [
+    name,
+    build.toString(),
+    JSON.stringify(inputs),
+    THIS_FILE_SOURCE,
+    gitVersion,
+  ]) {
+    h.update(`${part.length}:`).update(part);
+  }
+  return `${name.replace(/[^A-Za-z0-9_-]/g, '_')}-${h.digest('hex').slice(0, 20)}`;
+}
+
+/**
+ * The repositories `build()` makes, from the cache when an identical build was done before.
+ * `build()` returns a Repo, or { repo?: Repo, repos?: { [name]: Repo }, ...data } (`data`:
+ * JSON, returned alongside). `inputs`: everything else the build depends on (constants, the
+ * sources of helpers outside this file). Returns the same shape, each Repo a fresh copy the
+ * caller may change (under ROOT, named after `prefix`); a copy's index is refreshed
+ * (git update-index --refresh), as the copied files have new stat data.
+ */
+export function cachedFixture(name, inputs, build, { prefix = name } = {}) {
+  if (FIXTURE_CACHE === 'off') return unwrap(build());
+  const key = fixtureKey(name, build, inputs);
+  const entry = path.join(FIXTURE_CACHE, key);
+  const metaFile = path.join(entry, 'meta.json');
+  if (fs.existsSync(metaFile)) {
+    const meta = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
+    const now = new Date();
+    fs.utimesSync(metaFile, now, now); // in use: not pruned
+    const load = (sub) => {
+      const dir = tmpPath(prefix);
+      fs.cpSync(path.join(entry, sub), dir, { recursive: true, verbatimSymlinks: true });
+      if (fs.existsSync(path.join(dir, '.git', 'index'))) {
+        git(dir, ['update-index', '-q', '--refresh']);
+      }
+      return new Repo(dir);
+    };
+    // Commits made after this get later dates than the fixture's, as without the cache.
+    commitClock = Math.max(commitClock, meta.clock);
+    const out = { ...meta.data };
+    if (meta.repo) out.repo = load('repo');
+    if (meta.repos) {
+      out.repos = Object.fromEntries(meta.repos.map((k) => [k, load(`repos/${k}`)]));
+    }
+    return out;
+  }
+  const built = unwrap(build());
+  prune(name, key);
+  const tmp = path.join(FIXTURE_CACHE, `.tmp-${process.pid}-${crypto.randomUUID()}`);
+  try {
+    const { repo, repos, ...data } = built;
+    const copy = (r, sub) =>
+      fs.cpSync(r.dir, path.join(tmp, sub), { recursive: true, verbatimSymlinks: true });
+    fs.mkdirSync(tmp, { recursive: true });
+    if (repo) copy(repo, 'repo');
+    for (const [k, r] of Object.entries(repos ?? {})) copy(r, `repos/${k}`);
+    const meta = { clock: commitClock, data, repo: !!repo, repos: repos && Object.keys(repos) };
+    fs.writeFileSync(path.join(tmp, 'meta.json'), JSON.stringify(meta));
+    fs.renameSync(tmp, entry); // atomic: of two concurrent builds, the first stays
+  } catch {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return built;
+}
+
+function unwrap(built) {
+  return built instanceof Repo ? { repo: built } : built;
+}
+
+/** Drop cached builds of `name` under other keys, unused for an hour (older sources). */
+function prune(name, key) {
+  let names;
+  try {
+    names = fs.readdirSync(FIXTURE_CACHE);
+  } catch {
+    return;
+  }
+  const re = new RegExp(`^${name.replace(/[^A-Za-z0-9_-]/g, '_')}-[0-9a-f]{20}$`);
+  for (const n of names) {
+    if (n === key || !re.test(n)) continue;
+    const dir = path.join(FIXTURE_CACHE, n);
+    try {
+      if (Date.now() - fs.statSync(path.join(dir, 'meta.json')).mtimeMs < 3_600_000) continue;
+    } catch {
+      // no meta.json: a broken entry
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Object storage inspection
 
 function readPackEntry(fd, offset) {
@@ -571,6 +677,27 @@ export function worktreeEntries(dir) {
   return fs.readdirSync(dir).filter((n) => n !== '.git');
 }
 
+/** Configuration of every fresh-checkout target (and oracle clone). */
+const TARGET_CONFIG = ['advice.detachedHead=false', 'gc.auto=0'];
+
+/**
+ * The object store of a repository as files (no git process): { loose: sorted ids, packs:
+ * sorted [name, .pack size, .idx size] }. Equal for two repositories when one is a local clone
+ * or a byte copy of the other.
+ */
+export function storageFiles(repoDir) {
+  const packDir = path.join(repoDir, '.git', 'objects', 'pack');
+  const size = (f) => fs.statSync(path.join(packDir, f)).size;
+  const packs = fs.existsSync(packDir)
+    ? fs
+        .readdirSync(packDir)
+        .filter((f) => f.endsWith('.pack'))
+        .sort()
+        .map((f) => [f, size(f), size(f.replace(/\.pack$/, '.idx'))])
+    : [];
+  return { loose: looseObjects(repoDir), packs };
+}
+
 /**
  * A fresh-checkout target made from `src` (a Repo or a path): only `.git`, no `.git/index`.
  * - method 'clone' (default): `git clone --no-checkout` (a local clone copies the object store
@@ -585,7 +712,7 @@ export function freshClone(src, { method = 'clone', hardlinks = true, prefix = '
   const srcDir = typeof src === 'string' ? src : src.dir;
   const dst = tmpPath(prefix);
   if (method === 'clone') {
-    const args = ['clone', '-q', '--no-checkout'];
+    const args = ['clone', '-q', '--no-checkout', ...TARGET_CONFIG.flatMap((kv) => ['-c', kv])];
     if (!hardlinks) args.push('--no-hardlinks');
     git(ROOT, [...args, srcDir, dst]);
   } else if (method === 'copy') {
@@ -595,32 +722,44 @@ export function freshClone(src, { method = 'clone', hardlinks = true, prefix = '
       verbatimSymlinks: true,
     });
     fs.rmSync(path.join(dst, '.git', 'index'), { force: true });
+    // As `git config` would append them (no git process needed for two settings).
+    const settings = TARGET_CONFIG.map((kv) => kv.split('=')).map(
+      ([k, v]) => `[${k.split('.')[0]}]\n\t${k.split('.')[1]} = ${v}\n`,
+    );
+    fs.appendFileSync(path.join(dst, '.git', 'config'), settings.join(''));
   } else {
     throw new Error(`unknown clone method ${method}`);
   }
-  git(dst, ['config', 'advice.detachedHead', 'false']);
-  git(dst, ['config', 'gc.auto', '0']);
 
   // The target really is a fresh-checkout target...
   assert.deepEqual(worktreeEntries(dst), [], `${dst}: worktree not empty after ${method}`);
   assert.ok(!fs.existsSync(path.join(dst, '.git', 'index')), `${dst}: .git/index exists`);
-  // ...with HEAD and objects stored exactly as in the source.
-  assert.equal(
-    gitOut(dst, 'rev-parse', 'HEAD'),
-    gitOut(srcDir, 'rev-parse', 'HEAD'),
-    `${dst}: HEAD differs from the source`,
-  );
-  const a = describeStorage(srcDir);
-  const b = describeStorage(dst);
-  for (const k of ['loose', 'packs', 'packNames', 'packed', 'ofsDeltas', 'refDeltas', 'target']) {
-    assert.deepEqual(b[k], a[k], `${dst}: object storage (${k}) differs from the source`);
+  // ...with HEAD and objects stored exactly as in the source: the same loose objects and the
+  // same pack files (a pack's name is its checksum), so every delta chain is the source's.
+  if (method === 'clone') {
+    assert.equal(
+      gitOut(dst, 'rev-parse', 'HEAD'),
+      gitOut(srcDir, 'rev-parse', 'HEAD'),
+      `${dst}: HEAD differs from the source`,
+    );
+  } else {
+    // A copy keeps every ref too: HEAD's and each ref's object id, one call per side.
+    assert.equal(
+      gitOut(dst, 'show-ref', '--head'),
+      gitOut(srcDir, 'show-ref', '--head'),
+      `${dst}: HEAD or refs differ from the source`,
+    );
   }
+  assert.deepEqual(
+    storageFiles(dst),
+    storageFiles(srcDir),
+    `${dst}: object storage (loose objects, packs) differs from the source`,
+  );
   if (method === 'copy') {
     assert.equal(
       fs.readFileSync(path.join(dst, '.git', 'HEAD'), 'utf8'),
       fs.readFileSync(path.join(srcDir, '.git', 'HEAD'), 'utf8'),
     );
-    assert.equal(gitOut(dst, 'for-each-ref'), gitOut(srcDir, 'for-each-ref'));
   }
   return dst;
 }
@@ -665,6 +804,26 @@ export const unicodeNames = [
  * Returns the Repo with all objects loose.
  */
 export function buildRichRepo({ smallFiles = 150, prefix = 'rich' } = {}) {
+  const opts = { smallFiles, prefix };
+  return cachedFixture(`rich-${prefix}`, [opts], () => makeRichRepo(opts)).repo;
+}
+
+/**
+ * buildRichRepo's repository in several object storages: { [kind]: Repo } for each kind of
+ * `kinds` ('loose' | 'ofs' | 'ref' | 'mixed', as storageVariant makes them; 'loose' is the
+ * source itself), each checked with assertStorage (also when it comes from the cache).
+ */
+export function richStorageVariants(kinds, { smallFiles = 150, prefix = 'rich' } = {}) {
+  const opts = { smallFiles, prefix };
+  const { repos } = cachedFixture(`rich-variants-${prefix}`, [kinds, opts], () => {
+    const src = makeRichRepo(opts);
+    return { repos: Object.fromEntries(kinds.map((k) => [k, storageVariant(src, k)])) };
+  });
+  for (const k of kinds) assertStorage(repos[k].dir, k);
+  return repos;
+}
+
+function makeRichRepo({ smallFiles, prefix }) {
   const repo = Repo.init(prefix);
   const rand = prng(42);
   const big = [];

@@ -30,7 +30,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { assertCacheTreeLike } from './cache-tree.mjs';
 import { assertPoolRule, assertSummaryShape } from './compare.mjs';
-import { Repo, editLines, fakeCommitId, git, gitTry, prng, textLines, tmpPath } from './git.mjs';
+import {
+  Repo,
+  cachedFixture,
+  editLines,
+  fakeCommitId,
+  git,
+  gitTry,
+  prng,
+  textLines,
+  tmpPath,
+} from './git.mjs';
+
+const THIS_FILE_SOURCE = fs.readFileSync(new URL(import.meta.url), 'utf8');
 
 // ---------------------------------------------------------------------------------------------
 // Twins
@@ -564,9 +576,14 @@ export const KEEP_FILES = Array.from({ length: 24 }, (_, i) => `same/keep-${i}.t
  * Unchanged: KEEP_FILES, same/sub/deeper/k.txt, same/exec.sh, same/link, gitlink-same,
  * README.md, .gitignore ('*.ign' and '/ign-gitignore.txt').
  * Also c1 and c2: branches from A that change content.txt differently (merge conflict).
- * main is B. Packed (gc).
+ * main is B. Packed (gc). Built once, then copied from the fixture cache.
  */
 export function buildSwitchRepo(prefix = 'switch') {
+  const build = () => makeSwitchRepo('switch');
+  return cachedFixture('switch', [THIS_FILE_SOURCE], build, { prefix }).repo;
+}
+
+function makeSwitchRepo(prefix) {
   const r = Repo.init(prefix);
   const rand = prng(77);
   r.write('README.md', textLines(rand, 20).join('\n') + '\n');
