@@ -338,3 +338,36 @@ describe('dry runs and changes', () => {
     assert.equal(fs.readFileSync(path.join(target, 'f/0/file-2.txt'), 'utf8'), 'edited\n');
   });
 });
+
+describe('warm calls cost what they change', () => {
+  const src = twoCommits('host-warm');
+
+  test('a no-op refresh leaves the index file as it is; a real change rewrites it', async () => {
+    const engine = createEngine({ workers: 2 });
+    try {
+      const target = tmpPath('host-warm-mat');
+      await engine.materialize(src.dir, target, { ...OPTS, racyWait: true });
+      const index = path.join(target, '.git', 'index');
+      const before = fs.statSync(index, { bigint: true });
+      const bytes = fs.readFileSync(index);
+      const again = await engine.materialize(src.dir, target, OPTS);
+      assert.equal(again.files + again.created + again.updated + again.deleted, 0);
+      const after = fs.statSync(index, { bigint: true });
+      assert.equal(after.mtimeNs, before.mtimeNs, 'a no-op refresh rewrote the index');
+      assert.equal(after.ino, before.ino);
+      assert.ok(fs.readFileSync(index).equals(bytes));
+      assert.ok(!fs.existsSync(`${index}.lock`));
+      // git reads the materialized tree as clean against that index.
+      const status = gitTry(src.dir, ['--work-tree', target, 'status', '--porcelain'], {
+        env: { GIT_INDEX_FILE: index },
+      });
+      assert.equal(status.stdout, '', status.stderr);
+      fs.writeFileSync(path.join(target, 'f/0/file-1.txt'), 'edited\n');
+      const fixed = await engine.materialize(src.dir, target, OPTS);
+      assert.equal(fixed.files, 1);
+      assert.notEqual(fs.statSync(index, { bigint: true }).ino, before.ino, 'not rewritten');
+    } finally {
+      await engine.close();
+    }
+  });
+});

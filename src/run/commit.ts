@@ -51,6 +51,18 @@ function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
   return stats;
 }
 
+function sameBytes(parts: readonly Buffer[], raw: Buffer): boolean {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  if (length !== raw.length) return false;
+  let at = 0;
+  for (const p of parts) {
+    if (!p.equals(raw.subarray(at, at + p.length))) return false;
+    at += p.length;
+  }
+  return true;
+}
+
 export async function commitIndex(
   job: Job,
   config: CallConfig,
@@ -79,6 +91,14 @@ export async function commitIndex(
     ...plan.symlinks,
     ...plan.gitlinks,
   ]);
+  // Nothing changed (a no-op refresh, a restore with nothing to do): the index on disk already
+  // says all of it, byte for byte; the lock is let go instead of a rewrite, as git leaves an
+  // index it did not change.
+  if (current !== null && sameBytes(index, current.raw)) {
+    indexLock.rollback();
+    opened.watch?.record(indexIdentity(job.indexPath), plan.result, plan.verified, inPlace);
+    return { racy, waited: 0 };
+  }
   const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
   indexLock.writeAll(index);
   if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
