@@ -126,9 +126,8 @@ export function claimTarget(
     if (!isDir) notOurs(given, 'it exists and is not a directory');
   }
   // Every check on the real path (a symlinked target is judged by where its writes would land),
-  // and all of them before anything is made: a new target's real path is its nearest existing
-  // ancestor's, with the rest of the path after it.
-  const target = kind === 'missing' ? realOfNew(given) : realOrSelf(given);
+  // and all of them before anything is made.
+  const target = targetKey(targetDir);
 
   const own = [repo.gitDir, repo.commonDir, repo.worktree].filter((p) => p !== '').map(realOrSelf);
   for (const dir of own) {

@@ -243,23 +243,7 @@ class CallThread {
   }
 
   private fail(err: unknown): void {
-    // A thread that cannot start for want of descriptors or memory is the system's limit (as a
-    // writer thread's would be), not a bug.
-    const text = String((err as Error)?.message ?? err);
-    const limit = /EMFILE|ENFILE|ENOMEM|EAGAIN/.test(text);
-    for (const p of [...this.calls.values()]) {
-      this.settle(
-        p,
-        false,
-        new PcheckoutError(
-          limit ? 'ERR_IO' : 'ERR_INTERNAL',
-          limit
-            ? `cannot start an orchestrator thread: ${text} (raise the limit: ulimit -n)`
-            : `the orchestrator thread stopped: ${text}`,
-          { cause: err },
-        ),
-      );
-    }
+    for (const p of [...this.calls.values()]) this.settle(p, false, threadFailure(err, 'stopped'));
   }
 
   /** Asks the thread to stop a call (the flag first: it is read inside synchronous steps). */
@@ -279,6 +263,28 @@ class CallThread {
       );
     }
   }
+}
+
+/**
+ * A thread that could not start, or stopped: for want of descriptors or memory that is the
+ * system's limit (as a writer thread's would be), ERR_IO with what to do; else a bug.
+ */
+function threadFailure(err: unknown, what: 'start' | 'stopped'): PcheckoutError {
+  const text = String((err as Error)?.message ?? err);
+  if (/EMFILE|ENFILE|ENOMEM|EAGAIN/.test(text)) {
+    return new PcheckoutError(
+      'ERR_IO',
+      `cannot start an orchestrator thread: ${text} (raise the limit: ulimit -n)`,
+      { cause: err },
+    );
+  }
+  return new PcheckoutError(
+    'ERR_INTERNAL',
+    what === 'start'
+      ? `cannot start an orchestrator thread: ${text}`
+      : `the orchestrator thread stopped: ${text}`,
+    { cause: err },
+  );
 }
 
 function callbackFailure(err: unknown): PcheckoutError {
@@ -347,14 +353,7 @@ export class CallPool {
       try {
         thread = this.pick(options.route);
       } catch (err) {
-        const text = String((err as Error)?.message ?? err);
-        reject(
-          new PcheckoutError(
-            /EMFILE|ENFILE|ENOMEM|EAGAIN/.test(text) ? 'ERR_IO' : 'ERR_INTERNAL',
-            `cannot start an orchestrator thread: ${text}`,
-            { cause: err },
-          ),
-        );
+        reject(threadFailure(err, 'start'));
         return;
       }
       const task: CallTask = {
