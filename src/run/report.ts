@@ -27,16 +27,29 @@ export interface Reported {
   times: { started: number; planTime: number; writeTime: number; indexTime: number };
 }
 
+/** What a summary says of the call whatever it did: the settings, the target, the machine. */
+function shared(job: Job, config: CallConfig, opened: Opened) {
+  return {
+    mode: job.materialize ? ('materialize' as const) : opened.mode,
+    commit: opened.target?.commit ?? null,
+    tree: opened.target?.tree ?? null,
+    workers: config.workers,
+    threshold: config.threshold,
+    inflater: opened.addon.inflater,
+    openat2: opened.addon.openat2,
+    filesystem: config.filesystem,
+    watch: { active: opened.watch !== null, known: countKnown(opened.knownClean) },
+  };
+}
+
 export function summarize(r: Reported): CheckoutSummary {
   const { job, config, opened, planned, written, indexed, finished, times } = r;
   const { plan } = planned;
   const { outcome } = written;
   const headAfter = finished.headAfter;
   return {
-    mode: job.materialize ? 'materialize' : opened.mode,
+    ...shared(job, config, opened),
     dryRun: false,
-    commit: opened.target?.commit ?? null,
-    tree: opened.target?.tree ?? null,
     ref: headAfter?.symref ?? null,
     detached: !job.materialize && headAfter?.symref === undefined,
     entries: plan.result.count,
@@ -55,19 +68,13 @@ export function summarize(r: Reported): CheckoutSummary {
       delayed: outcome.delayedFiles,
       failed: r.filterFailures.map(displayFailure),
     },
-    workers: config.workers,
-    threshold: config.threshold,
-    inflater: opened.addon.inflater,
-    openat2: opened.addon.openat2,
     collisions: outcome.collisions,
     racy: indexed.racy,
     newBranch: opened.headUpdate?.newBranch ?? null,
     hook: r.hook,
     fsync: written.durability,
-    filesystem: config.filesystem,
     warnings: [...planned.warnings, ...outcome.warnings.map((w) => w.message)],
     decoded: r.decoded,
-    watch: { active: opened.watch !== null, known: countKnown(opened.knownClean) },
     timings: {
       plan: round(times.planTime - times.started),
       write: round(times.writeTime - times.planTime),
@@ -104,10 +111,8 @@ export function dryRunSummary(
   const head = opened.refs.read('HEAD');
   const total = round(performance.now() - started);
   return {
-    mode: job.materialize ? 'materialize' : opened.mode,
+    ...shared(job, config, opened),
     dryRun: true,
-    commit: opened.target?.commit ?? null,
-    tree: opened.target?.tree ?? null,
     ref: job.materialize ? null : (head?.symref ?? null),
     detached: !job.materialize && head?.symref === undefined,
     entries: plan?.result.count ?? 0,
@@ -122,10 +127,6 @@ export function dryRunSummary(
     bytes: 0,
     pool: { used: planned?.usePool ?? false, workers: 0, files: 0 },
     filters: { files: 0, delayed: 0, failed: [] },
-    workers: config.workers,
-    threshold: config.threshold,
-    inflater: opened.addon.inflater,
-    openat2: opened.addon.openat2,
     collisions: [],
     racy: {
       policy: job.settings.racyWait,
@@ -138,10 +139,8 @@ export function dryRunSummary(
     newBranch: null,
     hook: null,
     fsync: { mode: config.fsync, barrier: 'none', synced: 0, barrierMs: 0 },
-    filesystem: config.filesystem,
     warnings: [...(planned?.warnings ?? [])],
     decoded: opened.addon.decodeStats(opened.store.opened()),
-    watch: { active: opened.watch !== null, known: countKnown(opened.knownClean) },
     timings: { plan: total, write: 0, index: 0, total, racyWait: 0 },
   };
 }
