@@ -38,6 +38,7 @@
         "native/worktree/worktree.cc",
         # native/write/
         "native/write/parallel_write.cc",
+        "native/write/schedule.cc",
         "native/write/sync.cc",
         "native/write/writer.cc",
         # native/convert/

@@ -15,6 +15,9 @@ import { STAT_WORDS } from './index/write.js';
 /** An errno name ('EEXIST', 'ELOOP', …), or null for success. */
 export type Errno = string | null;
 
+const pathList = (rels: string[]): Buffer =>
+  Buffer.from(rels.map((r) => `${r}\0`).join(''), 'latin1');
+
 const name = (errno: number): Errno => (errno === 0 ? null : getSystemErrorName(-errno));
 
 /** The system's words for an errno name, e.g. 'no such file or directory'. */
@@ -71,8 +74,12 @@ export class WorktreeDir {
 
   /** mkdir of many independent directories on native threads (one depth at a time). */
   mkdirMany(rels: string[], threads: number): Errno[] {
-    const paths = Buffer.from(rels.map((r) => `${r}\0`).join(''), 'latin1');
-    return [...this.native.mkdirMany(paths, threads)].map(name);
+    return [...this.native.mkdirMany(pathList(rels), threads)].map(name);
+  }
+
+  /** unlink of files (no directories) on up to `threads` threads, for a network filesystem. */
+  unlinkMany(rels: string[], threads: number): Errno[] {
+    return [...this.native.unlinkMany(pathList(rels), threads)].map(name);
   }
 
   unlink(rel: string): Errno {

@@ -89,9 +89,9 @@ describe('filesystem detection', () => {
 });
 
 describe('directories made concurrently (network filesystems)', () => {
-  const plan = (dirs, replaceInTheWay = false) => ({
+  const plan = (dirs, replaceInTheWay = false, deletes = []) => ({
     result: { count: 0 },
-    deletes: [],
+    deletes,
     rmdirs: [],
     clears: [],
     dirs,
@@ -109,6 +109,7 @@ describe('directories made concurrently (network filesystems)', () => {
     streamThreshold: 0,
     sync: 0,
     concurrentDirs: true,
+    perDir: 2,
     symlinks: true,
     onProgress: undefined,
     signal: undefined,
@@ -120,6 +121,30 @@ describe('directories made concurrently (network filesystems)', () => {
     const dirs = ['a', 'b', 'a/x', 'b/y', 'b/z', 'a/x/deep', 'b/y/deep'];
     await execute(null, plan(dirs), settings(root));
     for (const d of dirs) assert.ok(fs.statSync(path.join(root, d)).isDirectory(), d);
+  });
+
+  test('removals unlinked on several threads: each file once, a missing one is not an error', async () => {
+    const root = tmpDir('unlinks');
+    const deletes = [];
+    for (let d = 0; d < 6; d++) {
+      fs.mkdirSync(path.join(root, `d${d}`));
+      for (let i = 0; i < 10; i++) {
+        fs.writeFileSync(path.join(root, `d${d}`, `f${i}`), 'x');
+        deletes.push({ path: `d${d}/f${i}`, dir: false });
+      }
+    }
+    deletes.push({ path: 'gone/already', dir: false });
+    fs.writeFileSync(path.join(root, 'd0', 'untracked'), 'kept');
+    await execute(null, plan([], false, deletes), settings(root));
+    for (let d = 0; d < 6; d++) {
+      const left = fs.readdirSync(path.join(root, `d${d}`));
+      assert.deepEqual(left, d === 0 ? ['untracked'] : [], `d${d}`);
+    }
+    // A removal that fails for another reason stops the checkout with the path named.
+    fs.mkdirSync(path.join(root, 'd1', 'f0'));
+    fs.writeFileSync(path.join(root, 'd1', 'f0', 'inside'), 'x');
+    const again = Array.from({ length: 20 }, (_, i) => ({ path: `d1/f${i}`, dir: false }));
+    await assert.rejects(execute(null, plan([], false, again), settings(root)), /d1\/f0/);
   });
 
   test('a file or symlink in the way stops it, unless forced', async () => {

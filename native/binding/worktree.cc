@@ -35,6 +35,7 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
                            InstanceMethod<&WorktreeWrap::MkdirMany>("mkdirMany"),
                            InstanceMethod<&WorktreeWrap::EnsureDirs>("ensureDirs"),
                            InstanceMethod<&WorktreeWrap::Unlink>("unlink"),
+                           InstanceMethod<&WorktreeWrap::UnlinkMany>("unlinkMany"),
                            InstanceMethod<&WorktreeWrap::Rmdir>("rmdir"),
                            InstanceMethod<&WorktreeWrap::RemoveTree>("removeTree"),
                            InstanceMethod<&WorktreeWrap::Symlink>("symlink"),
@@ -72,13 +73,20 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
   }
 
   // mkdirMany(paths: NUL-terminated, threads) -> Int32Array of errnos
-  Napi::Value MkdirMany(const Napi::CallbackInfo& info) {
+  Napi::Value MkdirMany(const Napi::CallbackInfo& info) { return many(info, mkdir_many); }
+
+  // unlinkMany(paths: NUL-terminated, threads) -> Int32Array of errnos
+  Napi::Value UnlinkMany(const Napi::CallbackInfo& info) { return many(info, unlink_many); }
+
+  using ManyOp = void (*)(const Worktree&, const std::vector<const char*>&, size_t,
+                          std::vector<int32_t>*);
+  Napi::Value many(const Napi::CallbackInfo& info, ManyOp op) {
     Napi::Env env = info.Env();
     std::vector<const char*> paths;
     split_paths(env, info[0], &paths);
     auto threads = static_cast<size_t>(integer_arg(env, info[1], 1, 1024, "threads"));
     std::vector<int32_t> errors;
-    mkdir_many(wt(env), paths, threads, &errors);
+    op(wt(env), paths, threads, &errors);
     auto out = Napi::Int32Array::New(env, errors.size());
     if (!errors.empty()) std::memcpy(out.Data(), errors.data(), errors.size() * sizeof(int32_t));
     return out;

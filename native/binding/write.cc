@@ -183,8 +183,10 @@ void WriteWorker::OnError(const Napi::Error& e) {
   deferred_.Reject(make_error(Env(), code, e.Message()).Value());
 }
 
-// writeParallel(readers: Odb[], chunks: WriteRequest[], cancel: Int32Array, onChunk)
-//   -> Promise<void>: the chunks written by one native thread per reader (parallel_write.h).
+// writeParallel(readers: Odb[], chunks: WriteRequest[], cancel: Int32Array, onChunk,
+//               groups?: Uint32Array, perGroup?: number)
+//   -> Promise<void>: the chunks written by one native thread per reader (parallel_write.h);
+// with groups (one per chunk), at most perGroup chunks of a group at a time (schedule.h).
 // onChunk(k, result) runs on the JS thread as each chunk finishes, with chunk k's result or
 // { failure: { code, message } }; all of them before the promise settles. Storing a nonzero
 // value in cancel[0] (Atomics.store) stops every thread before its next file. A throw from
@@ -193,11 +195,13 @@ class ParallelWorker : public Napi::AsyncProgressQueueWorker<uint32_t> {
  public:
   ParallelWorker(Napi::Env env, std::vector<OdbWrap*> owners, std::vector<Napi::Object> keep,
                  std::vector<std::unique_ptr<ParsedRequest>> chunks, int32_t* cancel,
-                 Napi::Function on_chunk)
+                 Napi::Function on_chunk, std::vector<uint32_t> groups, uint32_t per_group)
       : Napi::AsyncProgressQueueWorker<uint32_t>(env, "pcheckout.writeParallel"),
         deferred_(Napi::Promise::Deferred::New(env)),
         owners_(std::move(owners)),
         chunks_(std::move(chunks)),
+        groups_(std::move(groups)),
+        per_group_(per_group),
         cancel_(cancel),
         on_chunk_(Napi::Persistent(on_chunk)) {
     for (const Napi::Object& o : keep) keep_.push_back(Napi::Persistent(o));
@@ -212,10 +216,13 @@ class ParallelWorker : public Napi::AsyncProgressQueueWorker<uint32_t> {
 
   void Execute(const ExecutionProgress& progress) override {
     try {
-      pc::write_parallel(readers_, requests_, &outcomes_, [&progress](size_t k) {
-        uint32_t index = static_cast<uint32_t>(k);
-        progress.Send(&index, 1);
-      });
+      pc::write_parallel(
+          readers_, requests_, &outcomes_,
+          [&progress](size_t k) {
+            uint32_t index = static_cast<uint32_t>(k);
+            progress.Send(&index, 1);
+          },
+          std::move(groups_), per_group_);
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -275,6 +282,8 @@ class ParallelWorker : public Napi::AsyncProgressQueueWorker<uint32_t> {
   std::vector<pc::Odb*> readers_;
   std::vector<std::unique_ptr<ParsedRequest>> chunks_;
   std::vector<const pc::WriteRequest*> requests_;
+  std::vector<uint32_t> groups_;
+  uint32_t per_group_;
   std::vector<pc::ChunkOutcome> outcomes_;
   int32_t* cancel_;
   Napi::FunctionReference on_chunk_;
@@ -323,8 +332,21 @@ Napi::Value WriteParallel(const Napi::CallbackInfo& info, const Napi::FunctionRe
     chunks.back()->req.cancel = flag;
   }
   keep.push_back(cancel.As<Napi::Object>());
+  std::vector<uint32_t> groups;
+  uint32_t per_group = 1;
+  if (info.Length() > 4 && !info[4].IsUndefined()) {
+    auto g = typed_arg<Napi::Uint32Array>(env, info[4], "groups must be a Uint32Array, one per chunk",
+                                          exactly(chunks.size()));
+    groups.assign(g.Data(), g.Data() + g.ElementLength());
+    // Group numbers index a table of counts: below the number of chunks, so it stays small.
+    for (uint32_t id : groups)
+      if (id >= groups.size()) throw_arg(env, "a group must be below the number of chunks");
+    if (info.Length() > 5 && !info[5].IsUndefined())
+      per_group = static_cast<uint32_t>(integer_arg(env, info[5], 1, 65536, "perGroup"));
+  }
   auto* worker = new ParallelWorker(env, std::move(owners), std::move(keep), std::move(chunks),
-                                    flag, info[3].As<Napi::Function>());
+                                    flag, info[3].As<Napi::Function>(), std::move(groups),
+                                    per_group);
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

@@ -159,13 +159,14 @@ int Worktree::open(const char* rel, int flags, mode_t mode) const {
   return fd >= 0 ? fd : -errno;
 }
 
-void mkdir_many(const Worktree& wt, const std::vector<const char*>& paths, size_t threads,
-                std::vector<int32_t>* errors) {
-  size_t n = paths.size();
-  errors->assign(n, 0);
-  // Each thread takes every `step`-th path: all of them are independent (one depth at a time).
+namespace {
+
+// op(i) for every i < n on up to `threads` threads; thread t takes every threads-th index from
+// t, so callers order the paths to keep neighbours in different directories.
+template <typename Op>
+void spread(size_t n, size_t threads, const Op& op) {
   auto run = [&](size_t first, size_t step) {
-    for (size_t i = first; i < n; i += step) (*errors)[i] = wt.mkdir(paths[i], 0777);
+    for (size_t i = first; i < n; i += step) op(i);
   };
   threads = std::max<size_t>(1, std::min(threads, n));
   std::vector<std::thread> pool;
@@ -177,6 +178,20 @@ void mkdir_many(const Worktree& wt, const std::vector<const char*>& paths, size_
   }
   run(0, threads);
   for (std::thread& th : pool) th.join();
+}
+
+}  // namespace
+
+void mkdir_many(const Worktree& wt, const std::vector<const char*>& paths, size_t threads,
+                std::vector<int32_t>* errors) {
+  errors->assign(paths.size(), 0);
+  spread(paths.size(), threads, [&](size_t i) { (*errors)[i] = wt.mkdir(paths[i], 0777); });
+}
+
+void unlink_many(const Worktree& wt, const std::vector<const char*>& paths, size_t threads,
+                 std::vector<int32_t>* errors) {
+  errors->assign(paths.size(), 0);
+  spread(paths.size(), threads, [&](size_t i) { (*errors)[i] = wt.unlink(paths[i]); });
 }
 
 }  // namespace pc

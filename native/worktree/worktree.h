@@ -57,5 +57,8 @@ class Worktree {
 // network filesystem where each mkdir waits for the server. One errno (or 0) per path.
 void mkdir_many(const Worktree& wt, const std::vector<const char*>& paths, size_t threads,
                 std::vector<int32_t>* errors);
+// unlink of many paths the same way (none of them a directory, none the parent of another).
+void unlink_many(const Worktree& wt, const std::vector<const char*>& paths, size_t threads,
+                 std::vector<int32_t>* errors);
 
 }  // namespace pc

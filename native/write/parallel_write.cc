@@ -10,6 +10,8 @@
 #include <system_error>
 #include <thread>
 
+#include "write/schedule.h"
+
 namespace pc {
 
 namespace {
@@ -59,11 +61,11 @@ class Running {
 };
 
 void run_chunks(Odb* reader, const std::vector<const WriteRequest*>& chunks,
-                std::atomic<size_t>* next, std::vector<ChunkOutcome>* outcomes,
+                ChunkSchedule* schedule, std::vector<ChunkOutcome>* outcomes,
                 const std::function<void(size_t)>& done) {
   for (;;) {
-    size_t k = next->fetch_add(1);
-    if (k >= chunks.size()) return;
+    size_t k = schedule->take();
+    if (k == ChunkSchedule::kNone) return;
     ChunkOutcome& out = (*outcomes)[k];
     try {
       write_files(*reader, *chunks[k], &out.result);
@@ -76,7 +78,9 @@ void run_chunks(Odb* reader, const std::vector<const WriteRequest*>& chunks,
       out.code = code_name(Code::Io);
       out.message = "out of memory";
     }
+    // Reported before its group has room again: a group's chunks are reported in order.
     done(k);
+    schedule->finished(k);
   }
 }
 
@@ -85,21 +89,23 @@ void run_chunks(Odb* reader, const std::vector<const WriteRequest*>& chunks,
 bool exit_requested() { return gate().exiting.load(std::memory_order_relaxed); }
 
 void write_parallel(const std::vector<Odb*>& readers, const std::vector<const WriteRequest*>& chunks,
-                    std::vector<ChunkOutcome>* outcomes, const std::function<void(size_t)>& done) {
+                    std::vector<ChunkOutcome>* outcomes, const std::function<void(size_t)>& done,
+                    std::vector<uint32_t> groups, uint32_t per_group) {
   Running running;
   outcomes->clear();
   outcomes->resize(chunks.size());
   if (readers.empty() || chunks.empty()) return;
-  std::atomic<size_t> next{0};
+  ChunkSchedule schedule(chunks.size(), std::move(groups), per_group);
   size_t threads = std::min(readers.size(), chunks.size());
   std::vector<std::thread> pool;
   try {
     for (size_t t = 1; t < threads; t++)
-      pool.emplace_back(run_chunks, readers[t], std::cref(chunks), &next, outcomes, std::cref(done));
+      pool.emplace_back(run_chunks, readers[t], std::cref(chunks), &schedule, outcomes,
+                        std::cref(done));
   } catch (const std::system_error&) {
     // No more threads: those started and this one share the chunks.
   }
-  run_chunks(readers[0], chunks, &next, outcomes, done);
+  run_chunks(readers[0], chunks, &schedule, outcomes, done);
   for (std::thread& th : pool) th.join();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,9 +25,12 @@ struct ChunkOutcome {
 
 // Writes every chunk; outcomes[k] is chunk k's. `done(k)` is called on the writing thread once
 // outcomes[k] is complete (it must be thread-safe). Uses at most readers.size() threads, the
-// calling one included, and fewer when the system refuses more.
+// calling one included, and fewer when the system refuses more. Threads take chunks in list
+// order; with `groups` (one per chunk), at most `per_group` chunks of one group at a time
+// (write/schedule.h).
 void write_parallel(const std::vector<Odb*>& readers, const std::vector<const WriteRequest*>& chunks,
-                    std::vector<ChunkOutcome>* outcomes, const std::function<void(size_t)>& done);
+                    std::vector<ChunkOutcome>* outcomes, const std::function<void(size_t)>& done,
+                    std::vector<uint32_t> groups = {}, uint32_t per_group = 1);
 
 // True once the process has begun to exit: writers stop before their next file, and exit waits
 // (briefly) for the threads still writing, so none runs while the process is torn down.

@@ -44,6 +44,8 @@ export interface NativeWorktree {
   mkdir(path: Buffer): number;
   /** NUL-terminated paths, made on up to `threads` native threads: one errno each. */
   mkdirMany(paths: Buffer, threads: number): Int32Array;
+  /** unlink of each NUL-terminated path on up to `threads` threads: 0 or an errno per path. */
+  unlinkMany(paths: Buffer, threads: number): Int32Array;
   /** NUL-terminated paths, parents first, in order: made, or already a real directory (0). */
   ensureDirs(paths: Buffer): Int32Array;
   unlink(path: Buffer): number;

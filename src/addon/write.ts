@@ -59,12 +59,16 @@ export interface WriteExports {
    * marked busy until the promise settles). `onChunk` gets each chunk's result as it finishes,
    * all before the promise settles; a nonzero `cancel[0]` (Atomics.store) or a throw from
    * `onChunk` stops every thread before its next file (a throw rejects the promise).
+   * Threads take chunks in list order; with `groups` (one per chunk, each below the number of
+   * chunks), at most `perGroup` (default 1) chunks of one group run at a time.
    */
   writeParallel(
     readers: NativeOdb[],
     chunks: NativeWriteRequest[],
     cancel: Int32Array,
     onChunk: (chunk: number, result: NativeChunkResult) => void,
+    groups?: Uint32Array,
+    perGroup?: number,
   ): Promise<void>;
   /** Whether writes open files with openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH), probed once at load. */
   openat2: boolean;

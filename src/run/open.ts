@@ -30,12 +30,16 @@ const DEFAULT_THRESHOLD = 100;
 // and server sharing 2 cores; README "Network filesystems"): with native writer threads 8–32 are
 // within a few percent of each other and 2–4 up to 1.5x slower.
 const NETWORK_WORKERS = 16;
+// There creates in one directory wait for its lock: at most this many writers share one.
+const NETWORK_PER_DIR = Number(process.env.PCHECKOUT_PER_DIR ?? 2);
 
 /** The call's settings, resolved once from options and config: nothing below defaults again. */
 export interface CallConfig {
   readonly filesystem: FilesystemInfo;
   readonly fsync: FsyncMode;
   readonly workers: number;
+  /** Parallel writers in one directory at a time (0: no limit; a network filesystem has one). */
+  readonly perDir: number;
   readonly threshold: number;
   /** core.symlinks and core.filemode. */
   readonly symlinks: boolean;
@@ -66,6 +70,7 @@ export function resolveConfig(job: Job): CallConfig {
     filesystem,
     fsync: settings.fsync ?? fsyncFromConfig(repo.config.get('pcheckout.fsync')) ?? 'none',
     workers: configuredWorkers(repo, settings.workers, filesystem),
+    perDir: filesystem.network ? NETWORK_PER_DIR : 0,
     threshold:
       settings.threshold ??
       repo.config.getInt('checkout.thresholdforparallelism') ??

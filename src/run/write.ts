@@ -81,6 +81,7 @@ export async function writeWorktree(
     streamThreshold: STREAM_THRESHOLD,
     sync: writerSync(config.fsync),
     concurrentDirs: config.filesystem.network,
+    perDir: config.perDir,
     symlinks: config.symlinks,
     conversions,
     filters:

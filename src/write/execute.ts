@@ -14,8 +14,9 @@ import type { Conversions } from '../plan/conversion.js';
 import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
 import { FilterStep, type FilterStepSettings } from './filtered.js';
+import { interleaveByParent } from './schedule.js';
 import { writeFiles, type Progress, type WriteOutcome } from './write.js';
-import type { WorktreeDir } from '../worktree.js';
+import type { Errno, WorktreeDir } from '../worktree.js';
 
 export interface ExecuteSettings {
   root: string;
@@ -35,6 +36,8 @@ export interface ExecuteSettings {
    */
   concurrentDirs?: boolean;
   dirThreads: number;
+  /** Parallel writers in one directory at a time (write/schedule.ts); 0: no limit. */
+  perDir: number;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
   /** Per result entry, what its bytes go through (null: nothing for any). */
@@ -71,9 +74,29 @@ const S_IFDIR = 0o040000;
 const isDir = (mode: number | string): boolean =>
   typeof mode === 'number' && (mode & S_IFMT) === S_IFDIR;
 
-function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar): void {
-  for (const { path, dir } of plan.deletes) {
-    const code = dir ? wt.rmdir(path) : wt.unlink(path);
+// Below this many removals, unlinks in parallel do not pay for their threads.
+const PARALLEL_UNLINKS = 16;
+
+/**
+ * The removals' errno names in plan order: files unlinked on `threads` threads when asked (a
+ * network filesystem, each unlink a round trip; spread so that neighbours are in different
+ * directories), submodule directories on this thread.
+ */
+function unlinkAll(wt: WorktreeDir, plan: Plan, threads: number): Errno[] {
+  const { deletes } = plan;
+  const files = deletes.filter((d) => !d.dir).map((d) => d.path);
+  if (threads <= 1 || files.length < PARALLEL_UNLINKS)
+    return deletes.map(({ path, dir }) => (dir ? wt.rmdir(path) : wt.unlink(path)));
+  const order = interleaveByParent(files);
+  const codes = new Map<string, Errno>();
+  wt.unlinkMany(order, threads).forEach((code, k) => codes.set(order[k]!, code));
+  return deletes.map(({ path, dir }) => (dir ? wt.rmdir(path) : codes.get(path)!));
+}
+
+function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar, threads: number): void {
+  const codes = unlinkAll(wt, plan, threads);
+  for (const [k, { path, dir }] of plan.deletes.entries()) {
+    const code = codes[k]!;
     if (code === null) {
       sofar.removed++;
       continue;
@@ -156,8 +179,9 @@ function makeDirsConcurrently(wt: WorktreeDir, plan: Plan, threads: number): voi
     for (let i = dir.indexOf('/'); i >= 0; i = dir.indexOf('/', i + 1)) depth++;
     (byDepth[depth] ??= []).push(dir);
   }
-  for (const level of byDepth) {
-    if (!level) continue;
+  for (const depth of byDepth) {
+    if (!depth) continue;
+    const level = interleaveByParent(depth);
     const results = wt.mkdirMany(level, threads);
     // Whatever failed is retried with the checks (in order, parents first) before going deeper.
     const rest = level.filter((_, i) => results[i] !== null);
@@ -397,7 +421,7 @@ async function executeSteps(
   settings: ExecuteSettings,
   sofar: WrittenSoFar,
 ): Promise<ExecuteOutcome> {
-  removeOld(settings.worktree, plan, sofar);
+  removeOld(settings.worktree, plan, sofar, settings.concurrentDirs ? settings.dirThreads : 1);
   killPoint();
   sofar.stage = 'directories';
   if (settings.concurrentDirs) makeDirsConcurrently(settings.worktree, plan, settings.dirThreads);
@@ -443,6 +467,7 @@ async function executeSteps(
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
     conversions: settings.conversions,
+    perDir: settings.perDir,
     onProgress:
       onProgress &&
       ((p) => {

@@ -13,6 +13,7 @@ import { STAT_WORDS } from '../index/write.js';
 import { checkoutIsNoop, type Conversions } from '../plan/conversion.js';
 import type { EntryList } from '../plan/entries.js';
 import type { FileTask } from '../plan/locate.js';
+import { makeChunks, spreadByDirectory, type Schedule } from './schedule.js';
 
 export interface Progress {
   /** Regular files finished so far. */
@@ -32,6 +33,11 @@ export interface WriteSettings {
   sync: number;
   /** Per result entry, what its bytes go through (null: nothing for any). */
   conversions: Conversions | null;
+  /**
+   * Spread the parallel writers over directories, at most this many in one directory at a
+   * time (a network filesystem: write/schedule.ts); 0 or absent: chunks of pack order.
+   */
+  perDir?: number;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -46,31 +52,6 @@ export interface WriteOutcome {
   failures: { index: number; code: string; message: string }[];
   /** Files written anyway, with git's complaint (e.g. "failed to encode"), by result entry. */
   warnings: { index: number; message: string }[];
-}
-
-// A file costs about as much as inflating and writing this many bytes (syscalls, inode).
-const PER_FILE_WEIGHT = 32 * 1024;
-const MAX_FILES_PER_CHUNK = 4096;
-
-/** Splits files (already in pack order) into runs of roughly equal weight. */
-export function makeChunks(files: FileTask[], parts: number): FileTask[][] {
-  let total = 0;
-  for (const f of files) total += f.size + PER_FILE_WEIGHT;
-  const target = Math.max(total / Math.max(parts, 1), PER_FILE_WEIGHT);
-  const chunks: FileTask[][] = [];
-  let current: FileTask[] = [];
-  let weight = 0;
-  for (const f of files) {
-    current.push(f);
-    weight += f.size + PER_FILE_WEIGHT;
-    if (weight >= target || current.length >= MAX_FILES_PER_CHUNK) {
-      chunks.push(current);
-      current = [];
-      weight = 0;
-    }
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }
 
 function requestFor(
@@ -135,6 +116,14 @@ function requestFor(
   };
 }
 
+function scheduleFor(entries: EntryList, files: FileTask[], settings: WriteSettings): Schedule {
+  const { threads, perDir } = settings;
+  if (threads > 1 && perDir !== undefined && perDir > 0)
+    return spreadByDirectory(entries, files, { threads, perDir });
+  const parts = threads > 1 ? threads * 8 : Math.min(16, Math.ceil(files.length / 256));
+  return { chunks: makeChunks(files, parts), groups: null, perDir: 1 };
+}
+
 /** What to do when out of descriptors: each writing thread holds a file and its reader's packs. */
 export function descriptorHint(message: string, threads: number): string {
   return /Too many open files/.test(message)
@@ -163,9 +152,9 @@ export async function writeFiles(
     warnings: [],
   };
   if (files.length === 0 || settings.signal?.aborted) return outcome;
+  const schedule = scheduleFor(entries, files, settings);
+  const { chunks } = schedule;
   const parallel = settings.threads > 1;
-  const parts = parallel ? settings.threads * 8 : Math.min(16, Math.ceil(files.length / 256));
-  const chunks = makeChunks(files, parts);
   // Never more threads than chunks: the others would have nothing to take.
   const readers = settings.readers(Math.min(settings.threads, chunks.length));
   outcome.poolWorkers = parallel ? readers.length : 0;
@@ -208,21 +197,31 @@ export async function writeFiles(
   const onAbort = (): void => void Atomics.store(cancel, 0, 1);
   settings.signal?.addEventListener('abort', onAbort);
   try {
-    await loadAddon().writeParallel(readers, requests, cancel, (k, res) => {
-      if (stopped !== undefined) return;
-      try {
-        if ('failure' in res) {
-          const { failure } = res;
-          const hint = descriptorHint(failure.message, readers.length);
-          throw fromNative({ ...failure, message: failure.message + hint }, 'writing files failed');
+    await loadAddon().writeParallel(
+      readers,
+      requests,
+      cancel,
+      (k, res) => {
+        if (stopped !== undefined) return;
+        try {
+          if ('failure' in res) {
+            const { failure } = res;
+            const hint = descriptorHint(failure.message, readers.length);
+            throw fromNative(
+              { ...failure, message: failure.message + hint },
+              'writing files failed',
+            );
+          }
+          // A chunk stopped part-way has files not written: the run is being given up.
+          if (res.cancelled) return;
+          absorb(chunks[k]!, res);
+        } catch (err) {
+          stop(err);
         }
-        // A chunk stopped part-way has files not written: the run is being given up.
-        if (res.cancelled) return;
-        absorb(chunks[k]!, res);
-      } catch (err) {
-        stop(err);
-      }
-    });
+      },
+      schedule.groups ?? undefined,
+      schedule.perDir,
+    );
   } catch (err) {
     throw fromNative(err, 'writing files failed');
   } finally {
