@@ -62,7 +62,12 @@ export interface AttributeSources {
   /** git's warnings (unreadable or too large files, bad lines), as git words them. */
   warn: (message: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** Called every few thousand paths of a resolve: throws to stop it (an aborted call). */
+  check?: () => void;
 }
+
+/** Paths resolved between two calls of the sources' check. */
+const CHECK_EVERY = 4096;
 
 /** One attribute setting of a line, by attribute number. */
 interface State {
@@ -480,7 +485,9 @@ export class Attributes {
     const root = new Map<number, unknown>();
     let lastDir = '';
     let frame = this.frame('');
+    const check = this.src.check;
     for (let k = 0; k < count; k++) {
+      if (check && k % CHECK_EVERY === CHECK_EVERY - 1) check();
       const i = select ? select[k]! : k;
       const path = entries.name(i);
       const slash = path.lastIndexOf('/');

@@ -309,6 +309,8 @@ export interface ConversionInput {
   /** git's attribute direction for the command (checkout-index and `-- paths`: checkin). */
   direction: 'checkout' | 'checkin';
   warn: (message: string) => void;
+  /** Throws when the call is aborted (checked while the paths' attributes are resolved). */
+  check?: () => void;
 }
 
 /**
@@ -318,7 +320,7 @@ export interface ConversionInput {
  */
 export function planConversions(input: ConversionInput): Conversions | null {
   if (input.files.length === 0) return null;
-  const { repo, odb, result, worktree, direction, warn } = input;
+  const { repo, odb, result, worktree, direction, warn, check } = input;
   // The .gitattributes files this checkout writes: a check-in (restore) reads them as written.
   const rewritten = new Set<string>();
   if (direction === 'checkin') {
@@ -334,6 +336,7 @@ export function planConversions(input: ConversionInput): Conversions | null {
     direction,
     rewritten,
     warn,
+    ...(check ? { check } : {}),
   });
   const conversions = new ConversionRules(repo.config).plan(attributes, result, input.files);
   return conversions.profiles.length === 1 ? null : conversions;

@@ -10,6 +10,7 @@ import { probe } from '../plan/probe.js';
 import { inCone, readCone } from '../plan/sparse.js';
 import type { Repo } from '../repo/repo.js';
 import type { FilterSession } from '../write/filters.js';
+import type { Control } from './control.js';
 import type { Job } from './job.js';
 import type { CallConfig, Opened } from './open.js';
 import type { Walked } from './walk.js';
@@ -46,6 +47,7 @@ export async function planCall(
   opened: Opened,
   walked: Walked,
   filters: FilterSession,
+  control: Control,
 ): Promise<Planned> {
   const { repo } = job;
   const { addon, odb, current, mode, worktree: wt } = opened;
@@ -95,6 +97,7 @@ export async function planCall(
     worktree: mode === 'fresh' || job.materialize ? null : job.worktree,
     direction: mode === 'restore' || mode === 'paths' ? 'checkin' : 'checkout',
     warn,
+    check: () => control.check(),
   });
   // git's threshold counts the entries its parallel queue takes: filtered ones are not.
   const filtered = conversions ? countFiltered(conversions, plan) : 0;

@@ -54,7 +54,7 @@ export async function run(
     control.phase('plan', walked.targetEntries?.count ?? opened.current?.entries.count ?? 0);
     let planned: Planned;
     try {
-      planned = await planCall(job, config, opened, walked, filters);
+      planned = await planCall(job, config, opened, walked, filters, control);
     } catch (err) {
       const stops = settings.dryRun ? stopsOf(err) : null;
       if (stops === null) throw err;
