@@ -73,7 +73,7 @@ export function summarize(r: Reported): CheckoutSummary {
     newBranch: opened.headUpdate?.newBranch ?? null,
     hook: r.hook,
     fsync: written.durability,
-    warnings: [...planned.warnings, ...outcome.warnings.map((w) => w.message)],
+    warnings: [...planned.warnings, ...outcome.notices, ...outcome.warnings.map((w) => w.message)],
     decoded: r.decoded,
     timings: {
       plan: round(times.planTime - times.started),

@@ -55,6 +55,8 @@ export interface ExecuteSettings {
 }
 
 export interface ExecuteOutcome extends WriteOutcome {
+  /** git's warnings about removals (a submodule directory not empty, left in place). */
+  notices: string[];
   /** Paths that collided with another entry (case-insensitive filesystems), sorted. */
   collisions: string[];
   /** Regular files written through external filters, and how many of them were delayed. */
@@ -93,7 +95,9 @@ function unlinkAll(wt: WorktreeDir, plan: Plan, threads: number): Errno[] {
   return deletes.map(({ path, dir }) => (dir ? wt.rmdir(path) : codes.get(path)!));
 }
 
-function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar, threads: number): void {
+/** Removes what the plan deletes; returns git's warnings (submodule directories left). */
+function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar, threads: number): string[] {
+  const notices: string[] = [];
   const codes = unlinkAll(wt, plan, threads);
   for (const [k, { path, dir }] of plan.deletes.entries()) {
     const code = codes[k]!;
@@ -101,8 +105,11 @@ function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar, threads: nu
       sofar.removed++;
       continue;
     }
-    // A submodule directory that is not empty stays, as with git.
-    if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) continue;
+    // A submodule directory that is not empty stays, as with git, which says so.
+    if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) {
+      notices.push(`unable to rmdir '${display(path)}': Directory not empty`);
+      continue;
+    }
     if (!ENOENT_LIKE.has(code)) throw wt.error(code, 'remove', path);
   }
   for (const dir of plan.rmdirs) {
@@ -112,12 +119,15 @@ function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar, threads: nu
     const code = wt.removeTree(path);
     if (code !== null) throw wt.error(code, 'remove', path);
   }
+  return notices;
 }
 
 /**
- * Makes the directories, parents first. One that exists must be a real directory: a file or
- * symlink in its place (or in place of one of its parents) is replaced when the plan allows
- * it, else the checkout stops here.
+ * Makes the directories, parents first, then the gitlinks' directories; returns the gitlinks
+ * whose directory it made (git records the stat data of those only: a submodule directory
+ * already there keeps its entry's stat data zero). One that exists must be a real directory:
+ * a file or symlink in its place (or in place of one of its parents) is replaced when the
+ * plan allows it, else the checkout stops here.
  */
 const DIR_BATCH = 1024;
 
@@ -127,21 +137,21 @@ function makeDirs(
   dirs: readonly string[],
   gitlinks: number[],
   aborted: (() => boolean) | undefined,
-): void {
-  const make = (rel: string, again = false): void => {
+): number[] {
+  // Whether it made the directory (false: a real directory was there).
+  const make = (rel: string, again = false): boolean => {
     const code = wt.mkdir(rel);
-    if (code === null) return;
+    if (code === null) return true;
     if ((code === 'ELOOP' || code === 'ENOTDIR') && !again) {
       // A leading component is a symlink or a file: make it a real directory first.
       const slash = rel.lastIndexOf('/');
       if (slash > 0) {
         make(rel.slice(0, slash));
-        make(rel, true);
-        return;
+        return make(rel, true);
       }
     }
     if (code !== 'EEXIST') throw wt.error(code, 'create directory', rel);
-    if (isDir(wt.lstatMode(rel))) return;
+    if (isDir(wt.lstatMode(rel))) return false;
     if (!plan.replaceInTheWay) {
       throw new PcheckoutError(
         'ERR_WOULD_OVERWRITE',
@@ -151,6 +161,7 @@ function makeDirs(
     }
     const replaced = wt.unlink(rel) ?? wt.mkdir(rel);
     if (replaced !== null) throw wt.error(replaced, 'create directory', rel);
+    return true;
   };
   // A native call makes them or finds them real directories (a call per directory from
   // JavaScript cost ~10 µs: 5,095 directories in the Linux tree), DIR_BATCH at a time so that
@@ -164,7 +175,7 @@ function makeDirs(
       if (done[k] !== null) make(dir);
     });
   }
-  for (const k of gitlinks) make(plan.result.name(k));
+  return gitlinks.filter((k) => make(plan.result.name(k)));
 }
 
 /**
@@ -172,7 +183,7 @@ function makeDirs(
  * network filesystem), parents' depth first; any that was not simply created (something
  * there) goes through makeDirs' checks.
  */
-function makeDirsConcurrently(wt: WorktreeDir, plan: Plan, threads: number): void {
+function makeDirsConcurrently(wt: WorktreeDir, plan: Plan, threads: number): number[] {
   const byDepth: string[][] = [];
   for (const dir of plan.dirs) {
     let depth = 0;
@@ -187,7 +198,7 @@ function makeDirsConcurrently(wt: WorktreeDir, plan: Plan, threads: number): voi
     const rest = level.filter((_, i) => results[i] !== null);
     if (rest.length > 0) makeDirs(wt, plan, rest, [], undefined);
   }
-  makeDirs(wt, plan, [], plan.gitlinks, undefined);
+  return makeDirs(wt, plan, [], plan.gitlinks, undefined);
 }
 
 function statInto(wt: WorktreeDir, stats: Uint32Array, k: number, rel: string): void {
@@ -195,12 +206,16 @@ function statInto(wt: WorktreeDir, stats: Uint32Array, k: number, rel: string): 
   if (code !== null) throw wt.error(code, 'stat', rel);
 }
 
-/** Symlinks go last and on this thread: a link made while workers write could redirect them. */
+/**
+ * Symlinks go last and on this thread: a link made while workers write could redirect them.
+ * Then the stat data of the gitlinks whose directory was made here.
+ */
 function writeLinks(
   odb: NativeOdb,
   plan: Plan,
   outcome: WriteOutcome,
   settings: ExecuteSettings,
+  madeGitlinks: readonly number[],
 ): void {
   const { result } = plan;
   const wt = settings.worktree;
@@ -226,7 +241,7 @@ function writeLinks(
     if (code !== null) throw wt.error(code, 'create symlink', rel);
     statInto(wt, outcome.stats, k, rel);
   }
-  for (const k of plan.gitlinks) statInto(wt, outcome.stats, k, result.name(k));
+  for (const k of madeGitlinks) statInto(wt, outcome.stats, k, result.name(k));
 }
 
 /** ASCII case folding, as git compares paths when core.ignorecase is set (fspathcmp). */
@@ -421,11 +436,17 @@ async function executeSteps(
   settings: ExecuteSettings,
   sofar: WrittenSoFar,
 ): Promise<ExecuteOutcome> {
-  removeOld(settings.worktree, plan, sofar, settings.concurrentDirs ? settings.dirThreads : 1);
+  const notices = removeOld(
+    settings.worktree,
+    plan,
+    sofar,
+    settings.concurrentDirs ? settings.dirThreads : 1,
+  );
   killPoint();
   sofar.stage = 'directories';
-  if (settings.concurrentDirs) makeDirsConcurrently(settings.worktree, plan, settings.dirThreads);
-  else makeDirs(settings.worktree, plan, plan.dirs, plan.gitlinks, settings.aborted);
+  const madeGitlinks = settings.concurrentDirs
+    ? makeDirsConcurrently(settings.worktree, plan, settings.dirThreads)
+    : makeDirs(settings.worktree, plan, plan.dirs, plan.gitlinks, settings.aborted);
   killPoint();
   // Filtered files first, in index order, then the rest, then the delayed ones: git's order
   // (its sequential pass, the parallel queue, finish_delayed_checkout). A required filter that
@@ -482,7 +503,7 @@ async function executeSteps(
     delayedFiles: step?.delayedCount ?? 0,
     poolFiles: settings.threads > 1 ? plain.length : 0,
   };
-  if (settings.signal?.aborted) return { ...outcome, ...counts, collisions: [] };
+  if (settings.signal?.aborted) return { ...outcome, ...counts, collisions: [], notices };
   if (step) {
     await step.finishDelayed();
     for (const { task } of step.files) {
@@ -496,12 +517,12 @@ async function executeSteps(
   }
   sofar.files = plan.files.length - outcome.failures.length - outcome.collided.length;
   sofar.stage = 'links';
-  writeLinks(odb, plan, outcome, settings);
+  writeLinks(odb, plan, outcome, settings, madeGitlinks);
   sofar.files += plan.symlinks.length;
   sofar.stage = 'collisions';
   killPoint();
   const collisions = retryCollisions(odb, plan, outcome, settings, filtered);
-  return { ...outcome, ...counts, collisions };
+  return { ...outcome, ...counts, collisions, notices };
 }
 
 /** plan.files split by their conversion: through a filter driver (index order), or not. */
