@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
+import { gitChildEnv } from './repo/child-env.js';
 import type { Repo } from './repo/repo.js';
 
 export interface HookResult {
@@ -29,17 +30,10 @@ function hookPath(repo: Repo, name: string): string | undefined {
   }
 }
 
-/** GIT_PREFIX as git's setup sets it: where `start` is below the worktree's top ("" at the top). */
-function gitPrefix(repo: Repo, start: string): string {
-  const rel = relative(repo.worktree, resolve(start));
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return '';
-  return `${rel.split(sep).join('/')}/`;
-}
-
 /**
  * Runs a hook as git does (run_hooks): from the worktree's top, stdin from /dev/null, its
- * output to our stderr, with the environment we were given plus GIT_PREFIX (`start` is the
- * directory the repository was opened from). Null when there is no such hook.
+ * output to our stderr, with the environment git gives its children (repo/child-env.ts;
+ * `start` is the directory the repository was opened from). Null when there is no such hook.
  */
 export async function runHook(
   repo: Repo,
@@ -49,7 +43,7 @@ export async function runHook(
 ): Promise<HookResult | null> {
   const path = hookPath(repo, name);
   if (path === undefined) return null;
-  const env = { ...process.env, GIT_PREFIX: gitPrefix(repo, start) };
+  const env = gitChildEnv(repo, start);
   return new Promise((done) => {
     const child = spawn(path, args, { cwd: repo.worktree, env, stdio: ['ignore', 2, 2] });
     child.on('error', () => done({ name, status: 127 }));

@@ -305,7 +305,7 @@ describe('everyday rules', () => {
 
   describe('post-checkout hook', () => {
     const HOOK =
-      '#!/bin/sh\necho "$@" "[$(pwd)]" "[${GIT_DIR-unset}]" "[${GIT_PREFIX-unset}]" >> "$0.log"\nexit ${HOOK_EXIT:-0}\n';
+      '#!/bin/sh\necho "$@" "[$(pwd)]" "[${GIT_DIR-unset}]" "[${GIT_PREFIX-unset}]" "[${GIT_EXEC_PATH:+exec path set}]" >> "$0.log"\nexit ${HOOK_EXIT:-0}\n';
     function installHook(dir, rel = '.git/hooks') {
       fs.mkdirSync(path.join(dir, rel), { recursive: true });
       fs.writeFileSync(path.join(dir, rel, 'post-checkout'), HOOK, { mode: 0o755 });
@@ -333,6 +333,42 @@ describe('everyday rules', () => {
       assert.equal(hookLog(ourDir), hookLog(gitDir));
       assert.equal(hookLog(ourDir).split('\n').length, 5, hookLog(ourDir));
       assert.match(hookLog(ourDir).trimEnd().split('\n')[3], /^([0-9a-f]{40}) \1 0 /);
+    });
+
+    test("the hook's environment in a linked worktree and behind a .git file, as git sets it", async () => {
+      const { gitDir, ourDir } = clonedTwins(upstream, 'hookenv');
+      const linked = (dir) => {
+        const lw = path.join(`${dir}-wt`, 'lw');
+        git(dir, ['worktree', 'add', '-q', lw, '-b', 'lw', 'main']);
+        return lw;
+      };
+      const [gitLw, ourLw] = [linked(gitDir), linked(ourDir)];
+      for (const dir of [gitDir, ourDir]) installHook(dir);
+      git(gitLw, ['checkout', '-q', 'topic']);
+      await checkout(ourLw, { ref: 'topic', racyWait: false });
+      assert.match(hookLog(gitDir), /\[<top>\/\.git\/worktrees\/lw\] \[\] \[exec path set\]/);
+      assert.equal(hookLog(ourDir), hookLog(gitDir));
+      // A separate git directory: the worktree's .git is a file naming it.
+      const separate = (dir) => {
+        const top = `${dir}-sep`;
+        git(path.dirname(dir), [
+          'clone',
+          '-q',
+          '--no-checkout',
+          `--separate-git-dir=${top}.git`,
+          upstream.dir,
+          top,
+        ]);
+        installHook(`${top}.git`, 'hooks');
+        return top;
+      };
+      const [gitTop, ourTop] = [separate(gitDir), separate(ourDir)];
+      git(gitTop, ['checkout', '-q', 'main']);
+      await checkout(ourTop, { ref: 'main', racyWait: false });
+      const sepLog = (top) =>
+        fs.readFileSync(`${top}.git/hooks/post-checkout.log`, 'utf8').replaceAll(top, '<top>');
+      assert.match(sepLog(gitTop), /\[<top>\.git\]/);
+      assert.equal(sepLog(ourTop), sepLog(gitTop));
     });
 
     test('core.hooksPath; a failing hook fails the command after the checkout, as git', () => {

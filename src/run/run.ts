@@ -7,6 +7,7 @@
  */
 import { PcheckoutError } from '../errors.js';
 import { killPoint } from '../kill-point.js';
+import { gitChildEnv } from '../repo/child-env.js';
 import { explainMissing } from '../repo/incomplete.js';
 import { readFilterDrivers } from '../plan/drivers.js';
 import type { Resources } from '../resources.js';
@@ -38,12 +39,10 @@ export async function run(
   // External filters run from the worktree's top, as git runs them; a materialized directory is
   // no repository, so they are told where it is (as git --git-dir --work-tree would). Processes
   // start on first use and are shut down when the run ends, however it ends.
-  const filters = new FilterSession(
-    readFilterDrivers(repo.config),
-    job.worktree,
+  const filters = new FilterSession(readFilterDrivers(repo.config), job.worktree, () =>
     job.materialize
       ? { ...process.env, GIT_DIR: repo.gitDir, GIT_WORK_TREE: job.worktree }
-      : process.env,
+      : gitChildEnv(repo, job.start),
   );
   try {
     opened = open(job, config, resources);

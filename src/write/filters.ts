@@ -245,8 +245,14 @@ export class FilterSession {
   constructor(
     readonly drivers: Map<string, FilterDriver>,
     private readonly cwd: string,
-    private readonly env: NodeJS.ProcessEnv,
+    /** The drivers' environment, made when the first one starts (it may run git once). */
+    private readonly makeEnv: () => NodeJS.ProcessEnv,
   ) {}
+
+  private madeEnv: NodeJS.ProcessEnv | undefined;
+  private get env(): NodeJS.ProcessEnv {
+    return (this.madeEnv ??= this.makeEnv());
+  }
 
   /**
    * A file's content as git hashes it, as far as filters go (convert_to_git's first step):
