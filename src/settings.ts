@@ -140,8 +140,13 @@ const CHECKOUT_KEYS = new Set([
 
 function optionalPaths(value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.some((p) => typeof p !== 'string' || p === '')) {
-    throw invalidOption('paths', 'an array of non-empty strings', value);
+  // An empty list names nothing: not a restore of everything (git: "you must specify path(s)").
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    value.some((p) => typeof p !== 'string' || p === '')
+  ) {
+    throw invalidOption('paths', 'a non-empty array of non-empty strings', value);
   }
   return [...(value as string[])];
 }

@@ -208,6 +208,15 @@ describe('callbacks, aborts and options', () => {
       'ERR_INVALID_OPTION',
     );
     assert.match(err.message, /wrokers/);
+    // An empty list of paths names nothing: refused, not taken as a restore of everything.
+    for (const paths of [[], [''], ['a', 3]]) {
+      const bad = await assertRejectsWith(
+        PcheckoutError,
+        () => checkout(dir, { paths }),
+        'ERR_INVALID_OPTION',
+      );
+      assert.match(bad.message, /non-empty array of non-empty strings for option paths/);
+    }
     const target = tmpDir('unknown-key');
     await assertRejectsWith(
       PcheckoutError,
