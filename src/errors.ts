@@ -53,6 +53,10 @@ export interface Overwrite {
   modified: string[];
   /** Untracked files that would be overwritten or removed, and directories that would lose untracked files. */
   untracked: string[];
+  /** `untracked` by git's heading: files overwritten, files removed, directories losing untracked files. */
+  overwritten: string[];
+  removed: string[];
+  directories: string[];
 }
 
 /** How far a checkout got in the worktree before it stopped (the index and HEAD unchanged). */

@@ -290,7 +290,13 @@ describe('dry runs and changes', () => {
     assert.deepEqual(targetState(dir), before);
     await assert.rejects(checkout(dir, { ...OPTS, ref: 'main' }), (err) => {
       assert.equal(err.code, 'ERR_WOULD_OVERWRITE');
-      assert.deepEqual(err.overwrite, { modified: ['f/0/file-0.txt'], untracked: ['new/a.txt'] });
+      assert.deepEqual(err.overwrite, {
+        modified: ['f/0/file-0.txt'],
+        untracked: ['new/a.txt'],
+        overwritten: ['new/a.txt'],
+        removed: [],
+        directories: [],
+      });
       assert.equal(err.message, dry.stops.message);
       return true;
     });

@@ -59,7 +59,13 @@ export class Conflicts {
     return new PcheckoutError('ERR_WOULD_OVERWRITE', `${parts.join('\n')}\nAborting`, {
       paths,
       ...(paths.length === 1 ? { path: paths[0]! } : {}),
-      overwrite: { modified: [...this.localChanges].sort(), untracked },
+      overwrite: {
+        modified: [...this.localChanges].sort(),
+        untracked,
+        overwritten: [...this.untrackedOverwritten].sort(),
+        removed: [...this.untrackedRemoved].sort(),
+        directories: [...this.dirsLosingUntracked].sort(),
+      },
     });
   }
 }

@@ -208,10 +208,25 @@ function decideRow(s: Stage, d: Decisions, r: number, initial: boolean): void {
       if (i < 0 && !s.outOfCone(r)) untrackedInTheWay(s, d, r, s.M!.name(m), true);
       d.writeEntry(r, false, m, true);
       break;
-    case 'fail':
+    case 'fail': {
+      // A clean entry the target removes, with a directory in its place holding untracked
+      // files: git's deleted_entry checks the directory first (verify_absent_if_directory),
+      // so it is reported as one that would lose them.
+      const path = s.latin1(r);
+      if (
+        m < 0 &&
+        h >= 0 &&
+        (rows.same[r]! & SAME_IH) !== 0 &&
+        s.kindAt(r) === KIND_DIR &&
+        untrackedInside(s.input.listDir, path, s.I, s.input.isIgnored)
+      ) {
+        d.conflicts.dirsLosingUntracked.push(display(path));
+        break;
+      }
       // Local changes the switch would lose (or staged changes, or a staged removal of a
       // path the target changes).
-      d.conflicts.localChanges.push(display(s.latin1(r)));
+      d.conflicts.localChanges.push(display(path));
+    }
   }
 }
 
