@@ -19,8 +19,9 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info);
 // file with 20 zero bytes where its checksum goes.
 Napi::Value SerializeIndex(const Napi::CallbackInfo& info);
 
-// cacheTreeExtension(dirs, differing: Buffer) -> Buffer: the TREE extension of a walk's
-// directories (walkTree's `dirs`), not valid above each of the NUL-terminated `differing` paths.
+// cacheTreeExtension(dirs, differing: Buffer, sparse?: { paths, oids } | null) -> Buffer: the
+// TREE extension of a walk's directories (walkTree's `dirs`), not valid above each of the
+// NUL-terminated `differing` paths; a sparse index's directories (`sparse`) one entry each.
 Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info);
 
 }  // namespace pc::binding

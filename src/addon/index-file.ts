@@ -30,7 +30,9 @@ export interface IndexExports {
     endOfEntries: number;
     unmerged: boolean;
     problem?: string;
+    /** The first sparse directory entry (-1: none), and how many there are. */
     sparseDir: number;
+    sparseDirs: number;
   };
   /**
    * An index file's bytes for `list` (entries at stage 0, `stats` STAT_WORDS each, the mode
@@ -48,5 +50,9 @@ export interface IndexExports {
    * The TREE extension (signature, size, data) of a walk's directories, each valid but those
    * above the NUL-terminated paths of `differing`.
    */
-  cacheTreeExtension(dirs: NativeTreeDirs, differing: Buffer): Buffer;
+  cacheTreeExtension(
+    dirs: NativeTreeDirs,
+    differing: Buffer,
+    sparse?: { paths: Buffer; oids: Buffer } | null,
+  ): Buffer;
 }
