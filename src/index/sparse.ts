@@ -195,9 +195,37 @@ function treeOf(
 }
 
 /**
+ * Whether git would hold `dir` collapsed given the index it read (git 2.39): an index read
+ * full is converted when read (ensure_correct_sparsity), so a directory whose entries were all
+ * skip-worktree then; an index read sparse is not converted again (convert_to_sparse returns
+ * at once for one), so only the directories it held collapsed. A directory the index read has
+ * nothing under is new, and its tree outside the cone goes in as one entry.
+ */
+function collapsedWhenRead(dir: string, current: IndexFile | null): boolean {
+  if (current === null) return true;
+  const read = current.expandedFrom?.file ?? current;
+  const list = read.entries;
+  const [from, to] = runUnder(list, dir);
+  if (from === to) return true;
+  if (read.sparse) {
+    return to - from === 1 && list.modes[from] === SPARSE_DIR_MODE && list.name(from) === dir;
+  }
+  for (let i = from; i < to; i++) {
+    if (
+      read.stages[i] !== 0 ||
+      (read.extFlags[i]! & SKIP_WORKTREE) === 0 ||
+      list.modes[i] === MODE_GITLINK
+    )
+      return false;
+  }
+  return true;
+}
+
+/**
  * The index git writes sparse (convert_to_sparse): each directory outside the cone whose
  * entries are all skip-worktree and none a gitlink becomes one sparse directory entry, the
- * outermost such directory first. A directory whose tree id no source knows stays expanded.
+ * outermost such directory first — where git holds it so given the index read
+ * (collapsedWhenRead). A directory whose tree id no source knows stays expanded.
  */
 export function collapseIndex(
   result: EntryList,
@@ -241,7 +269,7 @@ export function collapseIndex(
       while (j < end && names[j]!.startsWith(dir)) j++;
       // git's path_in_sparse_checkout of "a/b/": as a file directly in a/b.
       const oid =
-        !inCone(cone, `${dir}-`) && collapsible(i, j)
+        !inCone(cone, `${dir}-`) && collapsible(i, j) && collapsedWhenRead(dir, sources.current)
           ? treeOf(dir, result, i, j, sources, walkDirs)
           : null;
       if (oid !== null) {
