@@ -9,7 +9,8 @@
  * directories read are expanded here (their trees walked, every entry skip-worktree with no
  * stat data); the index written is collapsed again where git's convert_to_sparse collapses it:
  * a directory outside the cone (not a parent of the cone, not in a recursive pattern) whose
- * entries are all skip-worktree, merged and no gitlink.
+ * entries are all skip-worktree and merged (and, when git converts a full index, none a
+ * gitlink: a directory new to the index goes in as one entry whatever it holds).
  */
 import type { NativeOdb, NativeTreeDirs } from '../addon.js';
 import { EntryList } from '../plan/entries.js';
@@ -197,7 +198,7 @@ function treeOf(
 /**
  * Whether git would hold `dir` collapsed given the index it read (git 2.39): an index read
  * full is converted when read (ensure_correct_sparsity), so a directory whose entries were all
- * skip-worktree then; an index read sparse is not converted again (convert_to_sparse returns
+ * skip-worktree then and none a gitlink; an index read sparse is not converted again (convert_to_sparse returns
  * at once for one), so only the directories it held collapsed. A directory the index read has
  * nothing under is new, and its tree outside the cone goes in as one entry.
  */
@@ -211,6 +212,7 @@ function collapsedWhenRead(dir: string, current: IndexFile | null): boolean {
     return to - from === 1 && list.modes[from] === SPARSE_DIR_MODE && list.name(from) === dir;
   }
   for (let i = from; i < to; i++) {
+    // (convert_to_sparse leaves a directory holding a gitlink expanded.)
     if (
       read.stages[i] !== 0 ||
       (read.extFlags[i]! & SKIP_WORKTREE) === 0 ||
@@ -223,7 +225,7 @@ function collapsedWhenRead(dir: string, current: IndexFile | null): boolean {
 
 /**
  * The index git writes sparse (convert_to_sparse): each directory outside the cone whose
- * entries are all skip-worktree and none a gitlink becomes one sparse directory entry, the
+ * entries are all skip-worktree becomes one sparse directory entry, the
  * outermost such directory first — where git holds it so given the index read
  * (collapsedWhenRead). A directory whose tree id no source knows stays expanded.
  */
@@ -252,7 +254,7 @@ export function collapseIndex(
   for (let i = 0; i < result.count; i++) names[i] = result.name(i);
   const collapsible = (start: number, end: number): boolean => {
     for (let i = start; i < end; i++) {
-      if ((extFlags[i]! & SKIP_WORKTREE) === 0 || result.modes[i] === MODE_GITLINK) return false;
+      if ((extFlags[i]! & SKIP_WORKTREE) === 0) return false;
     }
     return true;
   };
