@@ -36,7 +36,7 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { readIndex as readIndexFile } from '../dist/index/read.js';
-import { assertCacheTreeVerifies } from './helpers/cache-tree.mjs';
+import { assertCacheTreeVerifies, cacheTreeBytes } from './helpers/cache-tree.mjs';
 import { Repo, fakeCommitId, freshClone, git, gitOut, gitTry, tmpDir } from './helpers/git.mjs';
 import {
   assertSameSnapshot,
@@ -288,6 +288,20 @@ describe('sparse index', () => {
       localChanges: true,
     });
     assert.ok(fs.existsSync(path.join(twins.pc, 'out/deep/more/e.txt')), 'restored');
+  });
+
+  test('checkout of paths (B -- in/a.txt in/deep): the sparse index and its cache-tree as git', async () => {
+    const twins = await makeTwins(src, { at: 'A', mutate: (d) => sparseIndexSet(d) });
+    git(twins.git, ['checkout', 'B', '--', 'in/a.txt', 'in/deep']);
+    await checkout(twins.pc, { ref: 'B', paths: ['in/a.txt', 'in/deep'], racyWait: false });
+    assertSameSnapshot(worktreeSnapshot(twins.pc), worktreeSnapshot(twins.git), 'worktree');
+    assertSameSparseIndex(twins.pc, twins.git);
+    // git keeps the cache-tree read, not valid above in/a.txt: so does pcheckout.
+    const tree = (d) => cacheTreeBytes(path.join(d, '.git', 'index'));
+    assert.ok(tree(twins.pc)?.equals(tree(twins.git)), 'cache-tree bytes');
+    for (const d of [twins.git, twins.pc]) {
+      assert.equal(git(d, ['status', '--porcelain']), 'M  in/a.txt\n', `${d}: status`);
+    }
   });
 
   test('core.untrackedCache=true: the untracked file planted shows in git status', async () => {

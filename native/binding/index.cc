@@ -195,4 +195,16 @@ Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {
   return to_buffer(env, write_cache_tree(dirs));
 }
 
+Napi::Value InvalidateCacheTree(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsBuffer() || !info[1].IsBuffer())
+    throw_arg(env, "invalidateCacheTree(data: Buffer, differing: Buffer)");
+  auto data = info[0].As<Napi::Buffer<uint8_t>>();
+  std::vector<CacheTreeDir> dirs;
+  if (!parse_cache_tree(data.Data(), data.Length(), &dirs)) return env.Null();
+  auto differing = info[1].As<Napi::Buffer<char>>();
+  invalidate_above(&dirs, differing.Data(), differing.Length());
+  return to_buffer(env, write_cache_tree(dirs));
+}
+
 }  // namespace pc::binding

@@ -24,4 +24,9 @@ Napi::Value SerializeIndex(const Napi::CallbackInfo& info);
 // NUL-terminated `differing` paths; a sparse index's directories (`sparse`) one entry each.
 Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info);
 
+// invalidateCacheTree(data: Buffer, differing: Buffer) -> Buffer | null: an index's TREE
+// extension (`data` without signature and size) whole again, not valid above each of the
+// NUL-terminated `differing` paths; null when `data` is malformed.
+Napi::Value InvalidateCacheTree(const Napi::CallbackInfo& info);
+
 }  // namespace pc::binding

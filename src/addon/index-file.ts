@@ -48,11 +48,17 @@ export interface IndexExports {
   ): Buffer;
   /**
    * The TREE extension (signature, size, data) of a walk's directories, each valid but those
-   * above the NUL-terminated paths of `differing`.
+   * above the NUL-terminated paths of `differing`; a sparse index's directories (`sparse`) one
+   * entry each, with nothing below them.
    */
   cacheTreeExtension(
     dirs: NativeTreeDirs,
     differing: Buffer,
     sparse?: { paths: Buffer; oids: Buffer } | null,
   ): Buffer;
+  /**
+   * An index's TREE extension (its data) written whole again, not valid above the
+   * NUL-terminated paths of `differing`; null when the data is malformed.
+   */
+  invalidateCacheTree(data: Buffer, differing: Buffer): Buffer | null;
 }

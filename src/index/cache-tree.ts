@@ -31,6 +31,19 @@ export function cacheTreeExtension(
 }
 
 /**
+ * The index's own cache-tree (`data`, the TREE extension read) carried over to an index whose
+ * entries went from `before` to `result`: not valid above every path where they differ, as
+ * git invalidates it after an edit. Null when the data is malformed.
+ */
+export function invalidatedCacheTree(
+  data: Buffer,
+  result: EntryList,
+  before: EntryList,
+): Buffer | null {
+  return loadAddon().invalidateCacheTree(data, differingPaths(result, before));
+}
+
+/**
  * The paths where two lists differ (an entry only one has, or with another mode or id), each
  * with a NUL; none, found with three compares, when the lists are the same.
  */

@@ -3,11 +3,16 @@
  * with fresh), after the racy-git wait if it pays, committed over the old one; then what a warm
  * engine's watch may take as known next time.
  */
-import { cacheTreeExtension } from '../index/cache-tree.js';
+import {
+  CACHE_TREE_SIGNATURE,
+  cacheTreeExtension,
+  invalidatedCacheTree,
+} from '../index/cache-tree.js';
 import type { IndexFile } from '../index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from '../index/racy.js';
 import { indexVersion } from '../index/version.js';
 import {
+  SPARSE_DIR_MODE,
   collapseIndex,
   sparseExtension,
   sparseIndexAllowed,
@@ -49,6 +54,29 @@ function cacheTree(
     return [];
   }
   return [cacheTreeExtension(walked.dirs, plan.result, walked.entries, sparse?.sparse)];
+}
+
+/**
+ * The cache-tree of a checkout of paths from a sparse index that stays sparse with the same
+ * sparse directories: the one read, not valid above the paths that changed (git's, after the
+ * same checkout). None otherwise, as for a full index.
+ */
+function pathsCacheTree(current: IndexFile | null, plan: Plan, sparse: CollapsedIndex | null) {
+  const read = current?.expandedFrom?.file;
+  const ext = read?.extensions.find((e) => e.signature === CACHE_TREE_SIGNATURE);
+  if (!read || !ext || !sparse) return [];
+  // The same sparse directories as read, with the same trees.
+  const dirs: Buffer[] = [];
+  const oids: Buffer[] = [];
+  for (let i = 0; i < read.entries.count; i++) {
+    if (read.entries.modes[i] !== SPARSE_DIR_MODE) continue;
+    dirs.push(read.entries.pathBytes(i), Buffer.alloc(1));
+    oids.push(read.entries.oid(i));
+  }
+  if (!Buffer.concat(dirs).equals(sparse.sparse.paths)) return [];
+  if (!Buffer.concat(oids).equals(sparse.sparse.oids)) return [];
+  const tree = invalidatedCacheTree(ext.data, plan.result, current!.entries);
+  return tree === null ? [] : [tree];
 }
 
 /**
@@ -145,7 +173,9 @@ export async function commitIndex(
           extFlags: sparse?.extFlags ?? plan.extFlags,
           version: indexVersion(job.repo, current),
           extensions: [
-            ...cacheTree(mode, walked.targetWalk, walked.targetEntries, plan, sparse),
+            ...(mode === 'paths'
+              ? pathsCacheTree(current, plan, sparse)
+              : cacheTree(mode, walked.targetWalk, walked.targetEntries, plan, sparse)),
             ...(sparse ? [sparseExtension()] : []),
           ],
         }),
