@@ -104,17 +104,23 @@ function sparseIndexSet(dir, dirs = CONE) {
 
 const patternsFile = (dir) => path.join(dir, '.git', 'info', 'sparse-checkout');
 
-/** The index file's version, entry count and extension signatures (versions 2 and 3). */
+/** The index file's version, entry count and extension signatures (versions 2, 3 and 4). */
 function indexLayout(dir) {
   const buf = fs.readFileSync(path.join(dir, '.git', 'index'));
   assert.equal(buf.toString('latin1', 0, 4), 'DIRC');
   const version = buf.readUInt32BE(4);
-  assert.ok(version === 2 || version === 3, `index version ${version}`);
+  assert.ok(version >= 2 && version <= 4, `index version ${version}`);
   const count = buf.readUInt32BE(8);
   let pos = 12;
   for (let i = 0; i < count; i++) {
     const flags = buf.readUInt16BE(pos + 60);
     const fixed = 62 + (flags & 0x4000 ? 2 : 0);
+    if (version === 4) {
+      let p = pos + fixed;
+      while (buf[p] & 0x80) p++; // the strip count's varint
+      pos = buf.indexOf(0, p + 1) + 1;
+      continue;
+    }
     const nul = buf.indexOf(0, pos + fixed);
     pos += (fixed + (nul - pos - fixed) + 8) & ~7;
   }
@@ -263,6 +269,15 @@ describe('sparse index', () => {
       },
       localChanges: true,
     });
+  });
+
+  test('index version 4 (update-index --index-version 4): switch A → B as git', async () => {
+    const { twins } = await compareSparseIndex(src, {
+      at: 'A',
+      op: { ref: 'B', workers: 2, threshold: 0 },
+      mutate: (d) => git(d, ['update-index', '--index-version', '4']),
+    });
+    assert.equal(indexLayout(twins.git).version, 4, 'oracle: version 4');
   });
 
   test('force (checkout -f B): local changes in the cone discarded, sparse dirs kept', async () => {
