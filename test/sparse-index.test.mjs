@@ -280,6 +280,30 @@ describe('sparse index', () => {
     assert.equal(indexLayout(twins.git).version, 4, 'oracle: version 4');
   });
 
+  test('switch refused (a local change to an entry that changes): as git, nothing written', async () => {
+    const op = { ref: 'B', workers: 2, threshold: 0 };
+    const twins = await makeTwins(src, {
+      at: 'A',
+      mutate: (d) => {
+        sparseIndexSet(d);
+        fs.appendFileSync(path.join(d, 'in/a.txt'), 'local\n');
+      },
+    });
+    const { error } = await compareTwins(twins, { op, run: pc(op), expect: 'ERR_WOULD_OVERWRITE' });
+    assert.deepEqual(error.paths, ['in/a.txt']);
+  });
+
+  test('dry run: the plan of a sparse index, nothing written', async () => {
+    const twins = await makeTwins(src, { at: 'A', mutate: (d) => sparseIndexSet(d) });
+    const file = path.join(twins.pc, '.git', 'index');
+    const bytes = fs.readFileSync(file);
+    const summary = await checkout(twins.pc, { ref: 'B', dryRun: true, changes: true });
+    assert.equal(summary.dryRun, true);
+    assert.ok(fs.readFileSync(file).equals(bytes), 'index changed');
+    git(twins.git, ['checkout', '-q', 'B']);
+    assert.equal(summary.entries, git(twins.git, ['ls-files']).split('\n').length - 1);
+  });
+
   test('force (checkout -f B): local changes in the cone discarded, sparse dirs kept', async () => {
     await compareSparseIndex(src, {
       at: 'A',
