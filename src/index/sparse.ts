@@ -198,9 +198,10 @@ function treeOf(
 /**
  * Whether git would hold `dir` collapsed given the index it read (git 2.39): an index read
  * full is converted when read (ensure_correct_sparsity), so a directory whose entries were all
- * skip-worktree then and none a gitlink; an index read sparse is not converted again (convert_to_sparse returns
- * at once for one), so only the directories it held collapsed. A directory the index read has
- * nothing under is new, and its tree outside the cone goes in as one entry.
+ * skip-worktree then and none a gitlink; an index read sparse is not converted again
+ * (convert_to_sparse returns at once for one), so only the directories it held collapsed. A
+ * directory the index read has nothing under is new, and its tree outside the cone goes in as
+ * one entry.
  */
 function collapsedWhenRead(dir: string, current: IndexFile | null): boolean {
   if (current === null) return true;
