@@ -163,7 +163,7 @@ export async function commitIndex(
     mode === 'restore' &&
     current !== null &&
     plan.result.count === current.entries.count &&
-    current.sparse === (sparse !== null);
+    (current.sparse === true) === (sparse !== null);
   const index = inPlace
     ? current.expandedFrom
       ? patchSparse(current, stats)
