@@ -2,7 +2,8 @@
 // (native/index/index_lender.cc). Input: a TREE extension's data, then "\n--index--\n", then index
 // paths, one per line (sorted and made unique here, as the index parser guarantees; the line's
 // first byte picks the entry's stage and flags). Checks: what parses writes back and parses to
-// the same directories; every directory lent covers exactly the entries below its path, all of
+// the same directories; a sparse index's directories collapsed (collapse_sparse) are one entry
+// each with nothing below them, in order, and write and parse back; every directory lent covers exactly the entries below its path, all of
 // them stage 0 and of a tree's modes, and so does every directory under it.
 #include <algorithm>
 #include <set>
@@ -33,6 +34,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FZ_CHECK(again[j].path == dirs[j].path && again[j].entries == dirs[j].entries &&
              again[j].oid == dirs[j].oid);
   }
+
+  // A sparse index's directories collapsed (every directory whose name starts with an odd
+  // byte, outside those already chosen): each one entry with nothing below it, every valid
+  // directory above counting one entry in place of its old count, the rest as it was.
+  std::vector<pc::SparseDir> sparse;
+  for (const pc::CacheTreeDir& d : dirs) {
+    if (d.path.empty()) continue;
+    size_t cut = d.path.rfind('/', d.path.size() - 2);
+    size_t name = cut == std::string::npos ? 0 : cut + 1;
+    if ((static_cast<uint8_t>(d.path[name]) & 1) == 0) continue;
+    if (!sparse.empty() && d.path.compare(0, sparse.back().path.size(), sparse.back().path) == 0)
+      continue;
+    sparse.push_back({d.path, std::string(20, '\x5a')});
+  }
+  std::vector<pc::CacheTreeDir> collapsed = dirs;
+  pc::collapse_sparse(&collapsed, sparse);
+  auto below = [](const std::string& path, const std::string& dir) {
+    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0;
+  };
+  for (size_t j = 1; j < collapsed.size(); j++) FZ_CHECK(collapsed[j - 1].path < collapsed[j].path);
+  for (const pc::SparseDir& sd : sparse) {
+    size_t found = 0;
+    for (const pc::CacheTreeDir& c : collapsed) {
+      FZ_CHECK(!below(c.path, sd.path));
+      if (c.path == sd.path) {
+        FZ_CHECK(c.entries == 1 && c.oid == sd.oid);
+        found++;
+      }
+    }
+    FZ_CHECK(found == 1);
+  }
+  std::string sparse_written = pc::write_cache_tree(collapsed);
+  std::vector<pc::CacheTreeDir> sparse_again;
+  FZ_CHECK(pc::parse_cache_tree(reinterpret_cast<const uint8_t*>(sparse_written.data()) + 8,
+                                sparse_written.size() - 8, &sparse_again));
+  FZ_CHECK(sparse_again.size() == collapsed.size());
 
   // An index of the given paths.
   std::set<std::string> unique;

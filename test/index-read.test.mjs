@@ -117,9 +117,12 @@ const DEBUG_ENTRY = new RegExp(
   'y',
 );
 
-/** `git ls-files -s --debug`, one object per entry (paths as latin1, like EntryList.name). */
-function gitEntries(dir) {
-  const out = git(dir, ['ls-files', '-s', '--debug', '-z'], { encoding: 'buffer' });
+/**
+ * `git ls-files -s --debug`, one object per entry (paths as latin1, like EntryList.name);
+ * `extra`: more options (`--sparse`: a sparse index's directory entries as they are).
+ */
+function gitEntries(dir, extra = []) {
+  const out = git(dir, ['ls-files', '-s', '--debug', '-z', ...extra], { encoding: 'buffer' });
   const text = out.toString('latin1');
   const entries = [];
   DEBUG_ENTRY.lastIndex = 0;
@@ -618,10 +621,10 @@ describe('malformed and unsupported index files', () => {
       bad((b) => b.writeUInt32BE(0o070000, 12 + 24)),
       /mode/,
     );
-    assertPcheckoutError(
-      () => readBuffer(bad((b) => b.writeUInt32BE(0o040000, 12 + 24))),
-      'ERR_UNSUPPORTED',
-      /sparse/,
+    // A directory entry is a sparse index's: "a.txt" (no final '/', no skip-worktree) is not one.
+    corrupt(
+      bad((b) => b.writeUInt32BE(0o040000, 12 + 24)),
+      /is a directory whose path does not end in '\/'/,
     );
     const v3 = buildIndex(makeList(['a.txt', 'b.txt']), new Uint32Array(2 * STAT_WORDS), {
       extFlags: Uint16Array.from([SKIP_WORKTREE, 0]),
@@ -735,11 +738,11 @@ describe('malformed and unsupported index files', () => {
     ]);
     const unknown = addExtension(good, 'abcd', Buffer.from('x'));
     assertPcheckoutError(() => readBuffer(unknown), 'ERR_UNSUPPORTED', /"abcd"/);
-    assertPcheckoutError(
-      () => readBuffer(addExtension(good, 'sdir')),
-      'ERR_UNSUPPORTED',
-      /sparse.*--no-sparse-index/,
-    );
+    // `sdir` marks a sparse index (here one without directory entries): read as one.
+    const sdir = readBuffer(addExtension(good, 'sdir'));
+    assert.equal(sdir.sparse, true);
+    assert.equal(sdir.sparseDirs, 0);
+    assert.deepEqual(sdir.extensions, []);
     // A size past the end, and stray bytes too few for an extension header.
     const tooBig = Buffer.from(addExtension(good, 'ZZZZ', data));
     tooBig.writeUInt32BE(data.length + 1, tooBig.length - 20 - data.length - 4);
@@ -760,12 +763,20 @@ describe('malformed and unsupported index files', () => {
     assert.ok(readIndex(indexPath(repo.dir)).entries.count > 300);
   });
 
-  test('a sparse index (git sparse-checkout --sparse-index) is unsupported', () => {
+  test('a sparse index (git sparse-checkout --sparse-index): its directory entries read', () => {
     const repo = Repo.init('index-sparse');
     repo.write('a/b/x.txt', 'x\n').write('c/y.txt', 'y\n').write('top.txt', 'top\n');
     repo.commit('sparse');
     git(repo.dir, ['sparse-checkout', 'set', '--cone', '--sparse-index', 'c']);
-    assertPcheckoutError(() => readIndex(indexPath(repo.dir)), 'ERR_UNSUPPORTED', /sparse index/);
+    const sparse = readIndex(indexPath(repo.dir));
+    assert.equal(sparse.sparse, true);
+    assert.equal(sparse.sparseDirs, 1);
+    assert.deepEqual(ourEntries(sparse), gitEntries(repo.dir, ['--sparse']));
+    assert.deepEqual(
+      [...Array(sparse.entries.count).keys()].map((i) => sparse.entries.name(i)),
+      ['a/', 'c/y.txt', 'top.txt'],
+    );
+    assert.equal(sparse.extFlags[0], SKIP_WORKTREE);
     // Without the sparse index, skip-worktree entries are read like any other.
     git(repo.dir, ['sparse-checkout', 'set', '--no-sparse-index', 'c']);
     const idx = readIndex(indexPath(repo.dir));

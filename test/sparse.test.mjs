@@ -15,14 +15,14 @@
 //   that stays the same keeps whatever stat data it had (`sparse-checkout set` on a full
 //   checkout keeps the old file's);
 // - `checkout-index -a -f` leaves skip-worktree entries alone.
-// Non-cone patterns (core.sparseCheckoutCone off) are read as git reads them; a sparse index
-// (index.sparse=true) is refused (ERR_UNSUPPORTED) before anything is written.
+// Non-cone patterns (core.sparseCheckoutCone off) are read as git reads them. The sparse index
+// (index.sparse=true) is tested in sparse-index.test.mjs.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
-import { checkout, PcheckoutError } from '../dist/index.js';
+import { checkout } from '../dist/index.js';
 import { Repo, fakeCommitId, freshClone, git, gitOut, worktreeEntries } from './helpers/git.mjs';
 import {
   WORKER_MATRIX,
@@ -141,17 +141,6 @@ function assertSkipWorktreeStat(pcDir, gitDir, before = new Map()) {
   }
   assert.deepEqual(problems, [], 'skip-worktree entries (ls-files --debug)');
   assert.equal(indexVersion(pcDir), indexVersion(gitDir), 'index version');
-}
-
-/** Worktree (with inodes), index bytes, HEAD: for "nothing was written". */
-function frozenState(dir) {
-  const rd = (f) => (fs.existsSync(f) ? fs.readFileSync(f).toString('base64') : null);
-  return {
-    worktree: [...worktreeSnapshot(dir)].map(([p, e]) => `${p}: ${JSON.stringify(e)}`),
-    index: rd(path.join(dir, '.git', 'index')),
-    indexLock: fs.existsSync(path.join(dir, '.git', 'index.lock')),
-    head: rd(path.join(dir, '.git', 'HEAD')),
-  };
 }
 
 /** Two index-less copies of `src`'s .git (refs exactly as in the source), set up alike. */
@@ -455,20 +444,5 @@ describe('sparse checkout, cone mode', () => {
     });
     assert.ok(!fs.existsSync(path.join(twins.git, 'in2')), 'oracle: in2/ left out');
     assert.ok(fs.existsSync(path.join(twins.git, 'out/far/f.txt')), 'oracle: *.txt in');
-  });
-
-  test('a sparse index (index.sparse=true): ERR_UNSUPPORTED, nothing written', async () => {
-    const twins = await makeTwins(src, {
-      at: 'A',
-      mutate: (d) => sparseSet(d, CONE, ['--sparse-index']),
-    });
-    assert.equal(gitOut(twins.pc, 'config', 'index.sparse'), 'true', 'oracle');
-    assert.match(git(twins.pc, ['ls-files', '--sparse', '-s']), /^040000 /m, 'oracle: sparse');
-    const state = frozenState(twins.pc);
-    let error;
-    await checkout(twins.pc, { ref: 'B', racyWait: false }).catch((e) => (error = e));
-    assert.ok(error instanceof PcheckoutError, `expected ERR_UNSUPPORTED, got ${error}`);
-    assert.equal(error.code, 'ERR_UNSUPPORTED', error.message);
-    assert.deepEqual(frozenState(twins.pc), state, 'refused, yet the twin changed');
   });
 });

@@ -113,6 +113,8 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
                              InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
                                                                    napi_enumerable),
+                             InstanceMethod<&Addon::TreeInvalidated>("invalidateCacheTree",
+                                                                     napi_enumerable),
                              InstanceMethod<&Addon::ToWorktree>("convertToWorktree",
                                                                 napi_enumerable),
                              InstanceMethod<&Addon::ToGit>("convertToGit", napi_enumerable),
@@ -145,6 +147,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return binding::SerializeIndex(info); }
   Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
     return binding::CacheTreeExtension(info);
+  }
+  Napi::Value TreeInvalidated(const Napi::CallbackInfo& info) {
+    return binding::InvalidateCacheTree(info);
   }
   Napi::Value ToGit(const Napi::CallbackInfo& info) { return binding::ConvertToGit(info); }
   Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return binding::BlobHasCrlf(info); }

@@ -89,6 +89,7 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
     out.Set("unmerged", Napi::Boolean::New(env, entries.unmerged));
     if (!entries.problem.empty()) out.Set("problem", Napi::String::New(env, entries.problem));
     out.Set("sparseDir", Napi::Number::New(env, static_cast<double>(entries.sparse_dir)));
+    out.Set("sparseDirs", Napi::Number::New(env, static_cast<double>(entries.sparse_dirs)));
     return out;
   }
 }
@@ -152,7 +153,7 @@ Napi::Value SerializeIndex(const Napi::CallbackInfo& info) {
 Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsBuffer())
-    throw_arg(env, "cacheTreeExtension(dirs, differing: Buffer)");
+    throw_arg(env, "cacheTreeExtension(dirs, differing: Buffer, sparse?)");
   Napi::Object d = info[0].As<Napi::Object>();
   std::vector<const char*> paths;
   split_paths(env, d.Get("paths"), &paths);
@@ -170,6 +171,37 @@ Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {
     dirs[j].entries = static_cast<int32_t>(end - begin);
     dirs[j].oid.assign(oids.As<Napi::Buffer<char>>().Data() + 20 * j, 20);
   }
+  auto differing = info[1].As<Napi::Buffer<char>>();
+  invalidate_above(&dirs, differing.Data(), differing.Length());
+  if (info.Length() > 2 && !info[2].IsNull() && !info[2].IsUndefined()) {
+    if (!info[2].IsObject()) throw_arg(env, "sparse must be { paths, oids } or null");
+    Napi::Object o = info[2].As<Napi::Object>();
+    std::vector<const char*> sparse_paths;
+    split_paths(env, o.Get("paths"), &sparse_paths);
+    Napi::Value sparse_oids = o.Get("oids");
+    if (!sparse_oids.IsBuffer() ||
+        sparse_oids.As<Napi::Buffer<char>>().Length() != 20 * sparse_paths.size())
+      throw_arg(env, "sparse.oids must hold 20 bytes per directory");
+    std::vector<SparseDir> sparse(sparse_paths.size());
+    for (size_t k = 0; k < sparse.size(); k++) {
+      sparse[k].path = sparse_paths[k];
+      if (sparse[k].path.empty() || sparse[k].path.back() != '/' ||
+          (k > 0 && !(sparse[k - 1].path < sparse[k].path)))
+        throw_arg(env, "sparse.paths must be directories ('a/b/'), in byte order");
+      sparse[k].oid.assign(sparse_oids.As<Napi::Buffer<char>>().Data() + 20 * k, 20);
+    }
+    collapse_sparse(&dirs, sparse);
+  }
+  return to_buffer(env, write_cache_tree(dirs));
+}
+
+Napi::Value InvalidateCacheTree(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsBuffer() || !info[1].IsBuffer())
+    throw_arg(env, "invalidateCacheTree(data: Buffer, differing: Buffer)");
+  auto data = info[0].As<Napi::Buffer<uint8_t>>();
+  std::vector<CacheTreeDir> dirs;
+  if (!parse_cache_tree(data.Data(), data.Length(), &dirs)) return env.Null();
   auto differing = info[1].As<Napi::Buffer<char>>();
   invalidate_above(&dirs, differing.Data(), differing.Length());
   return to_buffer(env, write_cache_tree(dirs));

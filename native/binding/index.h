@@ -19,8 +19,14 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info);
 // file with 20 zero bytes where its checksum goes.
 Napi::Value SerializeIndex(const Napi::CallbackInfo& info);
 
-// cacheTreeExtension(dirs, differing: Buffer) -> Buffer: the TREE extension of a walk's
-// directories (walkTree's `dirs`), not valid above each of the NUL-terminated `differing` paths.
+// cacheTreeExtension(dirs, differing: Buffer, sparse?: { paths, oids } | null) -> Buffer: the
+// TREE extension of a walk's directories (walkTree's `dirs`), not valid above each of the
+// NUL-terminated `differing` paths; a sparse index's directories (`sparse`) one entry each.
 Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info);
+
+// invalidateCacheTree(data: Buffer, differing: Buffer) -> Buffer | null: an index's TREE
+// extension (`data` without signature and size) whole again, not valid above each of the
+// NUL-terminated `differing` paths; null when `data` is malformed.
+Napi::Value InvalidateCacheTree(const Napi::CallbackInfo& info);
 
 }  // namespace pc::binding

@@ -157,4 +157,40 @@ void invalidate_above(std::vector<CacheTreeDir>* dirs, const char* paths, size_t
   }
 }
 
+void collapse_sparse(std::vector<CacheTreeDir>* dirs, const std::vector<SparseDir>& sparse) {
+  if (sparse.empty()) return;
+  auto under = [](const std::string& path, const std::string& dir) {
+    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0;
+  };
+  std::vector<CacheTreeDir> out;
+  out.reserve(dirs->size() + sparse.size());
+  size_t k = 0;  // the next sparse directory, in byte order as the list
+  for (size_t j = 0; j < dirs->size();) {
+    CacheTreeDir& d = (*dirs)[j];
+    while (k < sparse.size() && sparse[k].path < d.path) {
+      // Not in the list: added where it sorts.
+      out.push_back({sparse[k].path, 1, sparse[k].oid});
+      k++;
+    }
+    if (k < sparse.size() && sparse[k].path == d.path) {
+      long was = d.entries;
+      for (CacheTreeDir& above : out) {
+        if (above.entries >= 0 && was >= 1 && under(d.path, above.path))
+          above.entries -= static_cast<int32_t>(was - 1);
+      }
+      out.push_back({d.path, 1, sparse[k].oid});
+      const std::string& path = sparse[k].path;
+      for (j++; j < dirs->size() && under((*dirs)[j].path, path); j++) {
+      }
+      while (k < sparse.size() && under(sparse[k].path, path)) k++;  // nested: not possible
+      k++;
+      continue;
+    }
+    out.push_back(std::move(d));
+    j++;
+  }
+  for (; k < sparse.size(); k++) out.push_back({sparse[k].path, 1, sparse[k].oid});
+  *dirs = std::move(out);
+}
+
 }  // namespace pc

@@ -32,4 +32,14 @@ std::string write_cache_tree(const std::vector<CacheTreeDir>& dirs);
 // concatenated; "a/b/c" reaches "a/b/", "a/" and the root), as git does after an edit.
 void invalidate_above(std::vector<CacheTreeDir>* dirs, const char* paths, size_t len);
 
+// A sparse index's directories (gitformat-index, "Sparse Directory Entries"): each of
+// `sparse` becomes a node of one entry with the id given and no subdirectories; what was below
+// it goes, and every valid directory above counts one entry where it counted all of them. A
+// sparse directory the list lacks is added (its parents are then not valid already).
+struct SparseDir {
+  std::string path;  // "a/b/"
+  std::string oid;   // 20 bytes
+};
+void collapse_sparse(std::vector<CacheTreeDir>* dirs, const std::vector<SparseDir>& sparse);
+
 }  // namespace pc

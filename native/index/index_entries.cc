@@ -15,6 +15,7 @@ constexpr uint32_t kNameMask = 0xfff;
 constexpr uint16_t kAssumeValid = 0x8000;
 constexpr uint16_t kExtended = 0x4000;
 constexpr uint16_t kKnownExtFlags = 0x6000;  // skip-worktree, intent-to-add
+constexpr uint16_t kSkipWorktree = 0x4000;
 
 uint32_t be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
@@ -125,7 +126,20 @@ bool parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
       if (len == 0) {
         out->problem = entry() + " has an empty path";
       } else if ((mode & 0170000) == 0040000) {
-        if (out->sparse_dir < 0) out->sparse_dir = static_cast<long>(i);
+        // A sparse directory entry (gitformat-index, "Sparse Directory Entries"): exactly
+        // mode 040000, its path with a final '/', skip-worktree, merged.
+        if (mode != 0040000) {
+          out->problem = entry() + " is a directory with an invalid mode";
+        } else if (out->paths[start + len - 1] != '/') {
+          out->problem = entry() + " is a directory whose path does not end in '/'";
+        } else if ((out->ext_flags[i] & kSkipWorktree) == 0) {
+          out->problem = entry() + " is a directory without the skip-worktree bit";
+        } else if (stage != 0) {
+          out->problem = entry() + " is a directory at stage " + std::to_string(stage);
+        } else {
+          if (out->sparse_dir < 0) out->sparse_dir = static_cast<long>(i);
+          out->sparse_dirs++;
+        }
       } else if (!valid_mode(mode)) {
         out->problem = entry() + " has an invalid mode";
       }

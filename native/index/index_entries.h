@@ -29,7 +29,8 @@ struct IndexEntries {
   // A rule broken that does not stop the walk (unsorted, bad mode, empty path): reported by the
   // caller after the extensions, so that a split or sparse index is named as such.
   std::string problem;
-  long sparse_dir = -1;  // the first directory entry (a sparse index), or -1
+  long sparse_dir = -1;     // the first sparse directory entry (a sparse index), or -1
+  uint32_t sparse_dirs = 0;  // how many there are
 };
 
 // A bound on the path bytes of a version 2/3 index (names are stored whole); version 4's shared

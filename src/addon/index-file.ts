@@ -30,7 +30,9 @@ export interface IndexExports {
     endOfEntries: number;
     unmerged: boolean;
     problem?: string;
+    /** The first sparse directory entry (-1: none), and how many there are. */
     sparseDir: number;
+    sparseDirs: number;
   };
   /**
    * An index file's bytes for `list` (entries at stage 0, `stats` STAT_WORDS each, the mode
@@ -46,7 +48,17 @@ export interface IndexExports {
   ): Buffer;
   /**
    * The TREE extension (signature, size, data) of a walk's directories, each valid but those
-   * above the NUL-terminated paths of `differing`.
+   * above the NUL-terminated paths of `differing`; a sparse index's directories (`sparse`) one
+   * entry each, with nothing below them.
    */
-  cacheTreeExtension(dirs: NativeTreeDirs, differing: Buffer): Buffer;
+  cacheTreeExtension(
+    dirs: NativeTreeDirs,
+    differing: Buffer,
+    sparse?: { paths: Buffer; oids: Buffer } | null,
+  ): Buffer;
+  /**
+   * An index's TREE extension (its data) written whole again, not valid above the
+   * NUL-terminated paths of `differing`; null when the data is malformed.
+   */
+  invalidateCacheTree(data: Buffer, differing: Buffer): Buffer | null;
 }

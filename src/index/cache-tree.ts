@@ -18,13 +18,29 @@ export const CACHE_TREE_SIGNATURE = 'TREE';
  * out from the tree whose walk found `dirs` and `target`: valid where the result holds exactly
  * the target's entries, and not valid (as git marks it after an edit) above every path where
  * they differ — an entry kept with local changes, one only the result or only the target has.
+ * A sparse index's directories (`sparse`, index/sparse.ts) are one entry each, as git counts
+ * them, with nothing below them.
  */
 export function cacheTreeExtension(
   dirs: NativeTreeDirs,
   result: EntryList,
   target: EntryList,
+  sparse: { paths: Buffer; oids: Buffer } | null = null,
 ): Buffer {
-  return loadAddon().cacheTreeExtension(dirs, differingPaths(result, target));
+  return loadAddon().cacheTreeExtension(dirs, differingPaths(result, target), sparse);
+}
+
+/**
+ * The index's own cache-tree (`data`, the TREE extension read) carried over to an index whose
+ * entries went from `before` to `result`: not valid above every path where they differ, as
+ * git invalidates it after an edit. Null when the data is malformed.
+ */
+export function invalidatedCacheTree(
+  data: Buffer,
+  result: EntryList,
+  before: EntryList,
+): Buffer | null {
+  return loadAddon().invalidateCacheTree(data, differingPaths(result, before));
 }
 
 /**

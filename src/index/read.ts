@@ -28,6 +28,17 @@ export interface IndexFile {
   /** The file as read, and the byte offset of each entry in it (for an in-place update). */
   raw: Buffer;
   offsets: Uint32Array;
+  /**
+   * A sparse index (the `sdir` extension, or directory entries): how many sparse directory
+   * entries it holds (mode 040000, a path ending in '/', skip-worktree), else 0 and false.
+   */
+  sparse: boolean;
+  sparseDirs: number;
+  /**
+   * Set when these entries are a sparse index expanded (index/sparse.ts, expandIndex): the
+   * file as read, and per entry here the entry of that file it is (-1: one from a directory).
+   */
+  expandedFrom?: { file: IndexFile; origin: Int32Array } | undefined;
 }
 
 const HEADER = 12;
@@ -36,8 +47,10 @@ const MIN_ENTRY = 64; // the fixed part, at least a NUL, padded (v2/v3) or a var
 
 /**
  * Reads the git index at `path` (gitformat-index versions 2, 3 and 4); returns null when the file
- * does not exist. Throws ERR_CORRUPT_INDEX for a malformed file or a bad checksum, and
- * ERR_UNSUPPORTED for a split or sparse index or any other required extension.
+ * does not exist. Throws ERR_CORRUPT_INDEX for a malformed file, a bad checksum or a malformed
+ * sparse directory entry, and ERR_UNSUPPORTED for a split index or any other required
+ * extension. A sparse index is read as it is (its directory entries as entries): see
+ * index/sparse.ts for its expansion.
  */
 export function readIndex(path: string): IndexFile | null {
   // Mapped, not read: reading 8 MB (the Linux tree's index) into fresh memory faults in every
@@ -99,7 +112,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   const { oids, modes, stats, stages, extFlags, assumeValid, offsets, unmerged } = parsed;
   const paths = parsed.paths.subarray(0, parsed.pathsLength);
   const problem = parsed.problem ?? null;
-  const sparseDir = parsed.sparseDir;
+  let sdir = false;
   let pos = parsed.endOfEntries;
 
   const extensions: { signature: string; data: Buffer }[] = [];
@@ -121,11 +134,8 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
           '(and unset core.splitIndex) first',
       );
     } else if (signature === 'sdir') {
-      throw unsupported(
-        path,
-        'a sparse index is not supported; run `git sparse-checkout set --no-sparse-index` ' +
-          '(or `git sparse-checkout disable`) first',
-      );
+      // A sparse index (gitformat-index, "Sparse Directory Entries"): no data.
+      sdir = true;
     } else if (/^[a-z][A-Za-z]{3}$/.test(signature)) {
       throw unsupported(
         path,
@@ -135,13 +145,6 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
       throw corrupt(path, `bad extension signature ${JSON.stringify(signature)}`);
     }
     pos += 8 + size;
-  }
-  if (sparseDir >= 0) {
-    throw unsupported(
-      path,
-      `entry ${sparseDir} is a directory (a sparse index), which is not supported; ` +
-        'run `git sparse-checkout set --no-sparse-index` first',
-    );
   }
   if (problem !== null) throw corrupt(path, problem);
 
@@ -158,5 +161,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
     unmerged,
     raw: buf,
     offsets,
+    sparse: sdir || parsed.sparseDirs > 0,
+    sparseDirs: parsed.sparseDirs,
   };
 }

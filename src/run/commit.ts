@@ -3,13 +3,26 @@
  * with fresh), after the racy-git wait if it pays, committed over the old one; then what a warm
  * engine's watch may take as known next time.
  */
-import { cacheTreeExtension } from '../index/cache-tree.js';
+import {
+  CACHE_TREE_SIGNATURE,
+  cacheTreeExtension,
+  invalidatedCacheTree,
+} from '../index/cache-tree.js';
+import type { IndexFile } from '../index/read.js';
 import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from '../index/racy.js';
 import { indexVersion } from '../index/version.js';
+import {
+  SPARSE_DIR_MODE,
+  collapseIndex,
+  sparseExtension,
+  sparseIndexAllowed,
+  type CollapsedIndex,
+} from '../index/sparse.js';
 import { STAT_WORDS, buildIndex, patchIndex } from '../index/write.js';
 import { killPoint } from '../kill-point.js';
 import type { EntryList } from '../plan/entries.js';
 import type { Mode, Plan } from '../plan/plan.js';
+import type { Cone } from '../plan/sparse.js';
 import type { TreeWalk } from '../plan/tree.js';
 import { indexIdentity } from '../plan/watch.js';
 import type { Job } from './job.js';
@@ -34,12 +47,81 @@ function cacheTree(
   walked: TreeWalk | null,
   target: EntryList | null,
   plan: Plan,
+  sparse: CollapsedIndex | null,
 ): Buffer[] {
   // (A restore walks no tree: walked is null.)
   if (walked === null || target !== walked.entries || mode === 'paths') {
     return [];
   }
-  return [cacheTreeExtension(walked.dirs, plan.result, walked.entries)];
+  return [cacheTreeExtension(walked.dirs, plan.result, walked.entries, sparse?.sparse)];
+}
+
+/**
+ * The cache-tree of a checkout of paths from a sparse index that stays sparse with the same
+ * sparse directories: the one read, not valid above the paths that changed (git's, after the
+ * same checkout). None otherwise, as for a full index.
+ */
+function pathsCacheTree(current: IndexFile | null, plan: Plan, sparse: CollapsedIndex | null) {
+  const read = current?.expandedFrom?.file;
+  const ext = read?.extensions.find((e) => e.signature === CACHE_TREE_SIGNATURE);
+  if (!read || !ext || !sparse) return [];
+  // The same sparse directories as read, with the same trees.
+  const dirs: Buffer[] = [];
+  const oids: Buffer[] = [];
+  for (let i = 0; i < read.entries.count; i++) {
+    if (read.entries.modes[i] !== SPARSE_DIR_MODE) continue;
+    dirs.push(read.entries.pathBytes(i), Buffer.alloc(1));
+    oids.push(read.entries.oid(i));
+  }
+  if (!Buffer.concat(dirs).equals(sparse.sparse.paths)) return [];
+  if (!Buffer.concat(oids).equals(sparse.sparse.oids)) return [];
+  const tree = invalidatedCacheTree(ext.data, plan.result, current!.entries);
+  return tree === null ? [] : [tree];
+}
+
+/**
+ * The index of a restore from a sparse index that stays sparse: the file read with new stat
+ * data for the entries it holds as they are (a restore writes no skip-worktree entry, so its
+ * sparse directories, cache-tree and other extensions stay as they were).
+ */
+function patchSparse(current: IndexFile, stats: Uint32Array): Buffer[] {
+  const { file, origin } = current.expandedFrom!;
+  const patched = file.stats.slice();
+  for (let k = 0; k < origin.length; k++) {
+    const i = origin[k]!;
+    if (i < 0) continue;
+    patched.set(stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), i * STAT_WORDS);
+  }
+  return patchIndex(file.raw, file.offsets, file.stats, patched);
+}
+
+/**
+ * The index written sparse where git writes it so (index/sparse.ts): null when index.sparse
+ * is off or the sparse checkout is not in cone mode (a sparse index read is then written
+ * expanded, as git's ensure_full_index does).
+ */
+function sparseIndex(
+  job: Job,
+  cone: Cone | null,
+  opened: Opened,
+  walked: Walked,
+  plan: Plan,
+  stats: Uint32Array,
+): CollapsedIndex | null {
+  if (!sparseIndexAllowed(job.repo, cone)) return null;
+  // A restore or a checkout of paths has no tree to collapse a full index with (git would
+  // hash the trees of its own): a full index read stays full.
+  if ((opened.mode === 'restore' || opened.mode === 'paths') && !opened.current?.sparse) {
+    return null;
+  }
+  const walk = walked.targetWalk;
+  return collapseIndex(plan.result, stats, plan.extFlags, cone!, {
+    walk:
+      walk !== null && walked.targetEntries === walk.entries && opened.mode !== 'paths'
+        ? { dirs: walk.dirs, entries: walk.entries }
+        : null,
+    current: opened.current,
+  });
 }
 
 /** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
@@ -68,22 +150,34 @@ export async function commitIndex(
   config: CallConfig,
   opened: Opened,
   walked: Walked,
-  { plan }: Planned,
+  { plan, cone }: Planned,
   { outcome }: Written,
 ): Promise<Indexed> {
   const { mode, current } = opened;
   const indexLock = opened.indexLock!;
   const stats = mergedStats(plan, outcome.stats);
-  // A restore keeps the entries as they are: the old file gets new stat data in place.
+  const sparse = sparseIndex(job, cone, opened, walked, plan, stats);
+  // A restore keeps the entries as they are: the old file gets new stat data in place (a
+  // sparse index read, when it is written sparse again).
   const inPlace =
-    mode === 'restore' && current !== null && plan.result.count === current.entries.count;
+    mode === 'restore' &&
+    current !== null &&
+    plan.result.count === current.entries.count &&
+    (current.sparse === true) === (sparse !== null);
   const index = inPlace
-    ? patchIndex(current.raw, current.offsets, current.stats, stats)
+    ? current.expandedFrom
+      ? patchSparse(current, stats)
+      : patchIndex(current.raw, current.offsets, current.stats, stats)
     : [
-        buildIndex(plan.result, stats, {
-          extFlags: plan.extFlags,
+        buildIndex(sparse?.entries ?? plan.result, sparse?.stats ?? stats, {
+          extFlags: sparse?.extFlags ?? plan.extFlags,
           version: indexVersion(job.repo, current),
-          extensions: cacheTree(mode, walked.targetWalk, walked.targetEntries, plan),
+          extensions: [
+            ...(mode === 'paths'
+              ? pathsCacheTree(current, plan, sparse)
+              : cacheTree(mode, walked.targetWalk, walked.targetEntries, plan, sparse)),
+            ...(sparse ? [sparseExtension()] : []),
+          ],
         }),
       ];
   const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), [

@@ -9,10 +9,12 @@ import { readdirSync } from 'node:fs';
 import { loadAddon, type Addon, type NativeOdb } from '../addon.js';
 import { PcheckoutError, fromSystem } from '../errors.js';
 import { readIndex, type IndexFile } from '../index/read.js';
+import { expandIndex } from '../index/sparse.js';
 import { killPoint } from '../kill-point.js';
 import { LockFile } from '../lock.js';
 import { MAX_WORKERS } from '../options.js';
 import type { Mode } from '../plan/plan.js';
+import { pathProtection } from '../plan/paths.js';
 import { indexIdentity, type WorktreeWatch } from '../plan/watch.js';
 import { HeadUpdate } from '../repo/head.js';
 import { Refs, resolveRevision, type RefValue, type Resolved } from '../repo/refs.js';
@@ -111,7 +113,7 @@ function chooseMode(job: Job, index: IndexFile | null): Mode {
 export interface Opened {
   readonly addon: Addon;
   readonly mode: Mode;
-  /** The index as it is (null: none). */
+  /** The index as it is (null: none); a sparse index expanded (index/sparse.ts). */
   readonly current: IndexFile | null;
   readonly store: Store;
   readonly odb: NativeOdb;
@@ -139,10 +141,12 @@ export function open(job: Job, config: CallConfig, resources: Resources): Opened
   let headUpdate: HeadUpdate | null = null;
   let worktree: WorktreeDir | null = null;
   try {
-    const current = readIndex(job.indexPath);
-    const mode = chooseMode(job, current);
+    const read = readIndex(job.indexPath);
+    const mode = chooseMode(job, read);
     const store = resources.store(repo.objectDirs);
     addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
+    // A sparse index is planned with as the full index git's ensure_full_index makes of it.
+    const current = read && expandIndex(store.odb, read, pathProtection(repo.config));
     const exists = !dry || !(mode === 'fresh' && current === null && !dirExists(job.worktree));
     worktree = exists ? new WorktreeDir(addon, job.worktree) : null;
     // Read before planning: what changed since the previous call (a warm engine only).

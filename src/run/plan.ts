@@ -7,7 +7,7 @@ import { checkinConversions, planConversions, type Conversions } from '../plan/c
 import { Excludes } from '../plan/ignore.js';
 import { makePlan, type Plan } from '../plan/plan.js';
 import { probe } from '../plan/probe.js';
-import { inCone, readCone } from '../plan/sparse.js';
+import { inCone, readCone, type Cone } from '../plan/sparse.js';
 import type { Repo } from '../repo/repo.js';
 import type { FilterSession } from '../write/filters.js';
 import type { Control } from './control.js';
@@ -25,6 +25,8 @@ export interface Planned {
   readonly usePool: boolean;
   /** git's warnings so far (attribute files, encodings). */
   readonly warnings: readonly string[];
+  /** The sparse checkout's cone (null: no sparse checkout), for the index written sparse. */
+  readonly cone: Cone | null;
 }
 
 /** git's exclude rules, loaded only if a decision needs them. */
@@ -104,5 +106,5 @@ export async function planCall(
   const usePool = config.workers > 1 && plan.files.length - filtered > config.threshold;
   // The trees' bases are of no use to the file writers.
   odb.releaseCache();
-  return { plan, conversions, filtered, usePool, warnings };
+  return { plan, conversions, filtered, usePool, warnings, cone };
 }
