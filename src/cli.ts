@@ -124,6 +124,11 @@ function describe(s: CheckoutSummary): string {
   const lines = [
     `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s${changes}`,
   ];
+  if (s.fetched) {
+    lines.push(
+      `fetched ${s.fetched.blobs} missing blob${s.fetched.blobs === 1 ? '' : 's'} from promisor remote '${s.fetched.remote}' first (${(s.fetched.ms / 1000).toFixed(2)} s)`,
+    );
+  }
   // As git reports a filter that is not required and failed (the file is left unfiltered).
   for (const f of s.filters.failed) lines.push(`error: ${f.path}: ${f.message}`);
   if (s.collisions.length > 0) {
@@ -285,6 +290,13 @@ async function main(argv: string[]): Promise<number> {
       if (summary.stops) {
         process.stderr.write(`pcheckout: ${summary.stops.code}: ${summary.stops.message}\n`);
         return 1;
+      }
+      // A partial clone's missing blobs are not fetched by a dry run: how many would be.
+      if (summary.fetched) {
+        const n = summary.fetched.blobs;
+        process.stderr.write(
+          `pcheckout: would fetch ${n} missing blob${n === 1 ? '' : 's'} from promisor remote '${summary.fetched.remote}'\n`,
+        );
       }
       const c = summary.changes!;
       const lines = [

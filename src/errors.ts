@@ -7,6 +7,7 @@ export const ErrorCodes = {
   ERR_BAD_REF: 'the revision does not name a commit or tree',
   ERR_AMBIGUOUS_REF: 'an abbreviated object id matches more than one object',
   ERR_MISSING_OBJECT: 'an object the checkout needs is not in the repository',
+  ERR_FETCH: "a partial clone's missing blobs could not be fetched from its promisor remote",
   ERR_CORRUPT_OBJECT: 'an object is malformed',
   ERR_CORRUPT_PACK: 'a packfile or pack index is corrupt',
   ERR_UNSAFE_PATH: 'a path in the tree may not be written to a worktree',

@@ -10,7 +10,8 @@ import { assertMatchesGit, assertSummary } from './helpers/compare.mjs';
 import { buildFlatRepo, freshClone } from './helpers/git.mjs';
 import { assertRejectsWith, targetState } from './helpers/run.mjs';
 
-const PHASES = ['open', 'walk', 'plan', 'write', 'index', 'hook'];
+// 'fetch' only for a partial clone missing blobs (partial-clone.test.mjs): not reported here.
+const PHASES = ['open', 'walk', 'plan', 'fetch', 'write', 'index', 'hook'];
 
 function checkEvents(all, summary) {
   assert.ok(all.length >= 1, 'onProgress never called');

@@ -64,6 +64,11 @@ export interface AttributeSources {
   env?: NodeJS.ProcessEnv;
   /** Called every few thousand paths of a resolve: throws to stop it (an aborted call). */
   check?: () => void;
+  /**
+   * A `.gitattributes` blob the repository lacks (a partial clone's): true when it was fetched
+   * now and is to be read again; false (or absent) reads on without it.
+   */
+  missing?: (oid: Buffer) => boolean;
 }
 
 /** Paths resolved between two calls of the sources' check. */
@@ -540,8 +545,13 @@ export class Attributes {
     if ([this.info, ...this.below].some((f) => f.rules.length > 0)) return (this.trivial = false);
     if (this.src.worktree === null) {
       // Only the list's own files can apply: read those.
-      for (const dir of this.blobs.keys()) {
-        if (dir !== '' && this.frameFile(dir).rules.length > 0) return (this.trivial = false);
+      for (const [dir, i] of this.blobs) {
+        if (dir === '') continue;
+        // A blob the repository lacks (a partial clone's) is read only where it applies, so
+        // that only those are fetched: not here, for a directory that may hold no file written.
+        if (this.src.missing && this.src.odb.info(Buffer.from(this.src.list!.oid(i)))[0] === -2)
+          return (this.trivial = false);
+        if (this.frameFile(dir).rules.length > 0) return (this.trivial = false);
       }
       return true;
     }
@@ -652,15 +662,20 @@ export class Attributes {
   /** A `.gitattributes` blob's text; null when missing, not a blob, or too large (warned). */
   private readBlob(i: number, rel: string): string | null {
     const { odb, list } = this.src;
-    const info = odb.info(Buffer.from(list!.oid(i)));
-    if (info[0] === -2) return null;
+    const oid = Buffer.from(list!.oid(i));
+    let info = odb.info(oid);
+    if (info[0] === -2) {
+      if (this.src.missing?.(oid) !== true) return null;
+      info = odb.info(oid);
+      if (info[0] === -2) return null;
+    }
     if (info[2]! >= ATTR_MAX_FILE_SIZE) {
       this.src.warn(`ignoring overly large gitattributes blob '${display(rel)}'`);
       return null;
     }
     let obj;
     try {
-      obj = odb.read(Buffer.from(list!.oid(i)));
+      obj = odb.read(oid);
     } catch {
       return null;
     }

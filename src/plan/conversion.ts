@@ -311,6 +311,8 @@ export interface ConversionInput {
   warn: (message: string) => void;
   /** Throws when the call is aborted (checked while the paths' attributes are resolved). */
   check?: () => void;
+  /** A `.gitattributes` blob the repository lacks (see AttributeSources.missing). */
+  missing?: (oid: Buffer) => boolean;
 }
 
 /**
@@ -320,7 +322,7 @@ export interface ConversionInput {
  */
 export function planConversions(input: ConversionInput): Conversions | null {
   if (input.files.length === 0) return null;
-  const { repo, odb, result, worktree, direction, warn, check } = input;
+  const { repo, odb, result, worktree, direction, warn, check, missing } = input;
   // The .gitattributes files this checkout writes: a check-in (restore) reads them as written.
   const rewritten = new Set<string>();
   if (direction === 'checkin') {
@@ -337,6 +339,7 @@ export function planConversions(input: ConversionInput): Conversions | null {
     rewritten,
     warn,
     ...(check ? { check } : {}),
+    ...(missing ? { missing } : {}),
   });
   const conversions = new ConversionRules(repo.config).plan(attributes, result, input.files);
   return conversions.profiles.length === 1 ? null : conversions;
@@ -351,7 +354,14 @@ export function checkinConversions(
   warn: (message: string) => void,
   hasCrlf: (data: Buffer) => boolean,
   cleanFilter: CleanFilter,
+  fetchNow?: (oid: Buffer) => boolean,
 ): CheckinConversions {
+  // The dirty check decides as it goes: an index blob or attribute file a partial clone lacks
+  // is fetched then, one at a time (as git fetches it on demand), via `fetchNow`.
+  const read = (oid: Buffer): Buffer | null => {
+    const obj = odb.read(oid);
+    return obj.type === 'blob' ? obj.data : null;
+  };
   return new CheckinConversions(
     () => ({
       attributes: new Attributes({
@@ -361,16 +371,21 @@ export function checkinConversions(
         worktree,
         direction: 'checkin',
         warn,
+        ...(fetchNow ? { missing: fetchNow } : {}),
       }),
       rules: new ConversionRules(repo.config),
     }),
     index,
     (oid) => {
       try {
-        const obj = odb.read(oid);
-        return obj.type === 'blob' ? obj.data : null;
+        return read(oid);
       } catch {
-        return null;
+        if (fetchNow === undefined || odb.info(oid)[0] !== -2 || !fetchNow(oid)) return null;
+        try {
+          return read(oid);
+        } catch {
+          return null;
+        }
       }
     },
     hasCrlf,

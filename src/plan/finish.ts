@@ -43,10 +43,10 @@ export function finishPlan(odb: NativeOdb, s: Stage, planned: Planned): Plan {
     else if (mode === MODE_GITLINK) gitlinks.push(k);
     else fileIdx.push(k);
   }
-  const files = locateFiles(odb, result, fileIdx);
+  const { files, missing } = locateFiles(odb, result, fileIdx);
   // Links are written last, but their targets are looked up now, with the files' blobs: a
-  // missing one fails the checkout before anything is written.
-  locateFiles(odb, result, symlinks);
+  // missing one is known (fetched, or failing the checkout) before anything is written.
+  const links = locateFiles(odb, result, symlinks);
   let fileBytes = 0;
   for (const f of files) fileBytes += f.size;
   const rmdirs = emptiedDirs(deletes, result, extFlags);
@@ -76,6 +76,7 @@ export function finishPlan(odb: NativeOdb, s: Stage, planned: Planned): Plan {
     write: writeFlags,
     replace,
     files,
+    missing: [...missing, ...links.missing],
     symlinks,
     gitlinks,
     dirs,

@@ -13,11 +13,20 @@ export interface FileTask {
 
 const TYPE_BLOB = 3;
 
+/** The located blobs, and the entries whose blobs the repository lacks. */
+export interface Located {
+  /** In pack order; the missing ones left out. */
+  files: FileTask[];
+  /** Entry positions (in the list's order) whose blobs are missing. */
+  missing: number[];
+}
+
 /**
- * Looks every blob up once (regular files' and symlinks'), so a missing object fails the
- * checkout before any write.
+ * Looks every blob up once (regular files' and symlinks'), so a missing object is known before
+ * any write: a partial clone fetches them (run/fetch.ts), any other repository fails with
+ * missingBlobError. An object that is there but no blob fails here.
  */
-export function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[]): FileTask[] {
+export function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[]): Located {
   const n = fileIdx.length;
   const ids = Buffer.allocUnsafe(n * 20);
   // Runs of consecutive entries are copied at once (a fresh checkout's files are a few runs).
@@ -37,38 +46,47 @@ export function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[
   } catch (err) {
     throw fromNative(err, 'cannot locate the blobs to check out');
   }
-  const files: FileTask[] = new Array<FileTask>(n);
-  let firstBad = n; // the first entry (in the list's order) that is missing or not a blob
+  const files: FileTask[] = [];
+  const missing: number[] = [];
+  let firstBad = n; // the first entry (in the list's order) that is not a blob
   for (let j = 0; j < n; j++) {
     const k = order[j]!;
     const pack = info[4 * k]!;
     const type = info[4 * k + 3]!;
-    if (pack === -2 || (type !== TYPE_BLOB && type !== 6 && type !== 7)) {
+    if (pack === -2) {
+      missing.push(k);
+      continue;
+    }
+    if (type !== TYPE_BLOB && type !== 6 && type !== 7) {
       firstBad = Math.min(firstBad, k);
       continue;
     }
-    files[j] = {
+    files.push({
       index: fileIdx[k]!,
       pack: pack < 0 ? Number.MAX_SAFE_INTEGER : pack,
       offset: info[4 * k + 1]!,
       size: info[4 * k + 2]!,
-    };
+    });
   }
   if (firstBad < n) {
     const index = fileIdx[firstBad]!;
     const where = { oid: entries.oidHex(index), path: entries.display(index) };
-    if (info[4 * firstBad] === -2) {
-      throw new PcheckoutError(
-        'ERR_MISSING_OBJECT',
-        `blob ${where.oid} for ${where.path} is missing from the repository`,
-        where,
-      );
-    }
     throw new PcheckoutError(
       'ERR_CORRUPT_OBJECT',
       `${where.path} points at ${where.oid}, which is not a blob`,
       where,
     );
   }
-  return files;
+  missing.sort((a, b) => a - b);
+  return { files, missing: missing.map((k) => fileIdx[k]!) };
+}
+
+/** The error of a blob the repository lacks (the entry at `index` of the list). */
+export function missingBlobError(entries: EntryList, index: number): PcheckoutError {
+  const where = { oid: entries.oidHex(index), path: entries.display(index) };
+  return new PcheckoutError(
+    'ERR_MISSING_OBJECT',
+    `blob ${where.oid} for ${where.path} is missing from the repository`,
+    where,
+  );
 }

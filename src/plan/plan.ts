@@ -92,8 +92,13 @@ export interface Plan {
   write: Uint8Array;
   /** Per result entry: 1 when a file or symlink at its path must be unlinked first. */
   replace: Uint8Array;
-  /** Regular files to write (result positions) in pack order. */
+  /** Regular files to write (result positions) in pack order; those in `missing` left out. */
   files: FileTask[];
+  /**
+   * Files and symlinks to write (result positions) whose blobs the repository lacks: a
+   * partial clone's, fetched before the write (run/fetch.ts), which then locates them.
+   */
+  missing: number[];
   symlinks: number[];
   /** Gitlinks to record; their (empty) directory is made unless one is there. */
   gitlinks: number[];

@@ -1,22 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PcheckoutError } from '../errors.js';
+import { lazyFetchDisabled, promisorRemotes } from './promisor.js';
 import type { Repo } from './repo.js';
 
 /**
  * Why an object can be missing from a repository that is not damaged: a partial clone
  * (git clone --filter) holds only what it fetched and is promised the rest by a remote; a
- * shallow clone (git clone --depth) stops at the commits listed in .git/shallow. Neither is
- * fetched by pcheckout. Null for a complete repository.
+ * shallow clone (git clone --depth) stops at the commits listed in .git/shallow. pcheckout
+ * fetches a partial clone's missing blobs (run/fetch.ts), nothing else. Null for a complete
+ * repository.
  */
 export function incompleteness(repo: Repo): string | null {
-  const promisors = [...repo.config.keys()]
-    .filter((k) => /^remote\..*\.promisor$/.test(k) && repo.config.getBool(k) === true)
-    .map((k) => k.slice('remote.'.length, -'.promisor'.length));
-  if (promisors.length > 0 || repo.config.get('extensions.partialclone') !== undefined) {
-    const remote = promisors[0] ?? repo.config.get('extensions.partialclone')!;
+  const promisors = promisorRemotes(repo);
+  if (promisors.length > 0) {
+    const remote = promisors[0]!;
     const filter = repo.config.get(`remote.${remote}.partialclonefilter`);
-    return `this is a partial clone (${filter ? `--filter=${filter} ` : ''}from remote '${remote}'): its missing objects are fetched on demand by git, not by pcheckout; fetch them first (a git checkout of the same revision does) or clone without --filter`;
+    const what = `this is a partial clone (${filter ? `--filter=${filter} ` : ''}from remote '${remote}')`;
+    if (lazyFetchDisabled()) {
+      return `${what} and GIT_NO_LAZY_FETCH turns lazy fetching off, so its missing blobs are not fetched`;
+    }
+    return `${what}: pcheckout fetches the missing blobs a checkout writes, but not missing commits or trees; fetch them first (a git checkout of the same revision does) or clone with --filter=blob:none or without --filter`;
   }
   let shallow = '';
   try {

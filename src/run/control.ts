@@ -7,13 +7,19 @@
 import { PcheckoutError } from '../errors.js';
 
 /** The phases of a call, in order (docs/Architecture.md). */
-export const PHASES = ['open', 'walk', 'plan', 'write', 'index', 'hook'] as const;
+export const PHASES = ['open', 'walk', 'plan', 'fetch', 'write', 'index', 'hook'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Progress {
-  /** The phase running: open (index, revision, locks), walk (trees), plan (merge, probe), write, index, hook. */
+  /**
+   * The phase running: open (index, revision, locks), walk (trees), plan (merge, probe), fetch
+   * (a partial clone's missing blobs, only when some are), write, index, hook.
+   */
   phase: Phase;
-  /** Units of the phase finished so far: files for write, entries for walk and plan, else 0 or 1. */
+  /**
+   * Units of the phase finished so far: files for write, entries for walk and plan, else 0 or
+   * 1 (fetch: 0, its total the blobs asked for).
+   */
   done: number;
   total: number;
   /** Bytes of regular-file content written so far (write; the final count after it). */

@@ -5,9 +5,12 @@
  */
 import { checkinConversions, planConversions, type Conversions } from '../plan/conversion.js';
 import { Excludes } from '../plan/ignore.js';
+import { missingBlobError } from '../plan/locate.js';
 import { makePlan, type Plan } from '../plan/plan.js';
 import { probe } from '../plan/probe.js';
 import { inCone, readCone, type Cone } from '../plan/sparse.js';
+import { MODE_SYMLINK } from '../plan/tree.js';
+import { fetchBlobsSync, lazyFetchDisabled, promisorRemotes } from '../repo/promisor.js';
 import type { Repo } from '../repo/repo.js';
 import type { FilterSession } from '../write/filters.js';
 import type { Control } from './control.js';
@@ -27,6 +30,62 @@ export interface Planned {
   readonly warnings: readonly string[];
   /** The sparse checkout's cone (null: no sparse checkout), for the index written sparse. */
   readonly cone: Cone | null;
+  /** The blobs a partial clone must fetch before the write (run/fetch.ts); null: none. */
+  readonly fetch: ToFetch | null;
+}
+
+/** What a partial clone lacks for this call, fetched in one batch before anything is written. */
+export interface ToFetch {
+  /** The promisor remotes, in the order git asks them. */
+  readonly remotes: readonly string[];
+  /** The blobs (hex ids, each once): files and symlinks to write, `.gitattributes` read. */
+  readonly oids: readonly string[];
+  /** Some `.gitattributes` blob was missing: the conversions are worked out again after. */
+  readonly reconvert: boolean;
+  /** The warnings from before the conversions (theirs are made again with them). */
+  readonly warningsBefore: readonly string[];
+}
+
+/** The promisor remotes a call may fetch from: none when git's lazy fetch is turned off. */
+function fetchRemotes(repo: Repo): string[] {
+  return lazyFetchDisabled() ? [] : promisorRemotes(repo);
+}
+
+/** The result positions of the regular files a plan writes (located or missing), in order. */
+export function regularFiles(plan: Plan): number[] {
+  const out = plan.files.map((f) => f.index);
+  for (const k of plan.missing) if (plan.result.modes[k] !== MODE_SYMLINK) out.push(k);
+  return out.sort((a, b) => a - b);
+}
+
+/** What each written file's bytes go through (attributes of the result, as git reads them). */
+export function convertFiles(
+  job: Job,
+  opened: Opened,
+  plan: Plan,
+  warn: (message: string) => void,
+  missing?: (oid: Buffer) => boolean,
+  check?: () => void,
+): { conversions: Conversions | null; filtered: number } {
+  const { mode } = opened;
+  const conversions = planConversions({
+    repo: job.repo,
+    odb: opened.odb,
+    result: plan.result,
+    files: regularFiles(plan),
+    worktree: mode === 'fresh' || job.materialize ? null : job.worktree,
+    direction: mode === 'restore' || mode === 'paths' ? 'checkin' : 'checkout',
+    warn,
+    ...(missing ? { missing } : {}),
+    ...(check ? { check } : {}),
+  });
+  // git's threshold counts the entries its parallel queue takes: filtered ones are not.
+  return { conversions, filtered: conversions ? countFiltered(conversions, plan) : 0 };
+}
+
+/** Whether the regular files (less the filtered ones) go to the pool. */
+export function poolFor(config: CallConfig, plan: Plan, filtered: number): boolean {
+  return config.workers > 1 && regularFiles(plan).length - filtered > config.threshold;
 }
 
 /** git's exclude rules, loaded only if a decision needs them. */
@@ -39,7 +98,7 @@ function lazyExcludes(repo: Repo): (path: string, isDir: boolean) => boolean {
 function countFiltered(conversions: Conversions, plan: Plan): number {
   if (!conversions.profiles.some((c) => c.filtered)) return 0;
   let n = 0;
-  for (const f of plan.files) if (conversions.profiles[conversions.ids[f.index]!]!.filtered) n++;
+  for (const k of regularFiles(plan)) if (conversions.profiles[conversions.ids[k]!]!.filtered) n++;
   return n;
 }
 
@@ -55,6 +114,12 @@ export async function planCall(
   const { addon, odb, current, mode, worktree: wt } = opened;
   const warnings: string[] = [];
   const warn = (message: string): void => void warnings.push(message);
+  const remotes = fetchRemotes(repo);
+  // The dirty check decides as it reads: what it lacks is fetched then (never in a dry run).
+  const fetchNow =
+    remotes.length > 0 && !job.settings.dryRun
+      ? (oid: Buffer) => fetchBlobsSync(repo, remotes, [oid.toString('hex')])
+      : undefined;
   // What git converts before hashing a file it must compare with the index (clean filters
   // first, through this run's filter session).
   const checkin = current
@@ -66,6 +131,7 @@ export async function planCall(
         warn,
         addon.blobHasCrlf,
         (driver, path, content) => filters.clean(driver, path, content),
+        fetchNow,
       )
     : undefined;
   const cone = job.materialize ? null : readCone(repo, warn);
@@ -90,21 +156,29 @@ export async function planCall(
       return typeof list === 'string' ? null : list;
     },
   });
-  // What each written file's bytes go through (attributes of the result, as git reads them).
-  const conversions = planConversions({
-    repo,
-    odb,
-    result: plan.result,
-    files: plan.files.map((f) => f.index),
-    worktree: mode === 'fresh' || job.materialize ? null : job.worktree,
-    direction: mode === 'restore' || mode === 'paths' ? 'checkin' : 'checkout',
+  // A blob the repository lacks: a partial clone fetches it before the write, with the
+  // .gitattributes blobs the conversions find missing; anything else is damage.
+  if (plan.missing.length > 0 && remotes.length === 0) {
+    throw missingBlobError(plan.result, plan.missing[0]!);
+  }
+  const warningsBefore = [...warnings];
+  const missingAttributes = new Set<string>();
+  const { conversions, filtered } = convertFiles(
+    job,
+    opened,
+    plan,
     warn,
-    check: () => control.check(),
-  });
-  // git's threshold counts the entries its parallel queue takes: filtered ones are not.
-  const filtered = conversions ? countFiltered(conversions, plan) : 0;
-  const usePool = config.workers > 1 && plan.files.length - filtered > config.threshold;
+    remotes.length > 0 ? (oid) => (missingAttributes.add(oid.toString('hex')), false) : undefined,
+    () => control.check(),
+  );
+  const usePool = poolFor(config, plan, filtered);
+  const oids = new Set(plan.missing.map((k) => plan.result.oidHex(k)));
+  for (const oid of missingAttributes) oids.add(oid);
+  const fetch: ToFetch | null =
+    oids.size === 0
+      ? null
+      : { remotes, oids: [...oids], reconvert: missingAttributes.size > 0, warningsBefore };
   // The trees' bases are of no use to the file writers.
   odb.releaseCache();
-  return { plan, conversions, filtered, usePool, warnings, cone };
+  return { plan, conversions, filtered, usePool, warnings, cone, fetch };
 }

@@ -5,6 +5,7 @@ import type { HookResult } from '../hooks.js';
 import type { FilterFailure } from '../write/filters.js';
 import { changesOf, type Changes } from './changes.js';
 import type { Indexed } from './commit.js';
+import type { Fetched } from './fetch.js';
 import type { Finished } from './finish.js';
 import type { Job } from './job.js';
 import type { CallConfig, Opened } from './open.js';
@@ -21,6 +22,7 @@ export interface Reported {
   indexed: Indexed;
   finished: Finished;
   hook: HookResult | null;
+  fetched: Fetched | null;
   decoded: NativeDecodeStats;
   filterFailures: FilterFailure[];
   changes: Changes | null;
@@ -62,6 +64,9 @@ export function summarize(r: Reported): CheckoutSummary {
     symlinks: plan.symlinks.length,
     gitlinks: plan.gitlinks.length,
     bytes: outcome.bytes,
+    fetched: r.fetched
+      ? { blobs: r.fetched.blobs, remote: r.fetched.remote, ms: round(r.fetched.ms) }
+      : null,
     pool: { used: planned.usePool, workers: outcome.poolWorkers, files: outcome.poolFiles },
     filters: {
       files: outcome.filteredFiles,
@@ -77,7 +82,8 @@ export function summarize(r: Reported): CheckoutSummary {
     decoded: r.decoded,
     timings: {
       plan: round(times.planTime - times.started),
-      write: round(times.writeTime - times.planTime),
+      fetch: round(r.fetched?.ms ?? 0),
+      write: round(times.writeTime - times.planTime - (r.fetched?.ms ?? 0)),
       index: round(times.indexTime - times.writeTime),
       total: round(times.indexTime - times.started),
       racyWait: round(indexed.waited),
@@ -125,6 +131,10 @@ export function dryRunSummary(
     symlinks: plan?.symlinks.length ?? 0,
     gitlinks: plan?.gitlinks.length ?? 0,
     bytes: 0,
+    // Nothing is fetched in a dry run: what would be, and from where git would ask first.
+    fetched: planned?.fetch
+      ? { blobs: planned.fetch.oids.length, remote: planned.fetch.remotes[0]!, ms: 0 }
+      : null,
     pool: { used: planned?.usePool ?? false, workers: 0, files: 0 },
     filters: { files: 0, delayed: 0, failed: [] },
     collisions: [],
@@ -141,6 +151,6 @@ export function dryRunSummary(
     fsync: { mode: config.fsync, barrier: 'none', synced: 0, barrierMs: 0 },
     warnings: [...(planned?.warnings ?? [])],
     decoded: opened.addon.decodeStats(opened.store.opened()),
-    timings: { plan: total, write: 0, index: 0, total, racyWait: 0 },
+    timings: { plan: total, fetch: 0, write: 0, index: 0, total, racyWait: 0 },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * One call as a script of phases (docs/Architecture.md): open → walk → plan → write → index →
- * finish → hook, each in its own module with an explicit hand-off; `control` is checked between
+ * One call as a script of phases (docs/Architecture.md): open → walk → plan → (fetch) → write →
+ * index → finish → hook, each in its own module with an explicit hand-off; `control` is checked between
  * them (an abort takes effect at the next boundary, or within the write) and told each phase.
  * A dry run stops after the plan. This runs on whatever thread calls it: an orchestrator thread
  * for the API (call/), the process's own for the CLI.
@@ -15,6 +15,7 @@ import { FilterSession } from '../write/filters.js';
 import { partWay, type PartWayContext } from '../part-way.js';
 import { changesOf } from './changes.js';
 import { commitIndex } from './commit.js';
+import { fetchMissing, type Fetched } from './fetch.js';
 import { abortedError, type Control } from './control.js';
 import { finishHead, postCheckout } from './finish.js';
 import type { Job } from './job.js';
@@ -62,6 +63,13 @@ export async function run(
     const planTime = performance.now();
     killPoint();
     if (settings.dryRun) return dryRunSummary(job, config, opened, planned, null, started);
+    // A partial clone's missing blobs, in one fetch, before anything is written.
+    let fetched: Fetched | null = null;
+    if (planned.fetch !== null) {
+      control.phase('fetch', planned.fetch.oids.length);
+      ({ planned, fetched } = await fetchMissing(job, config, opened, planned, control));
+      killPoint();
+    }
     control.phase('write', planned.plan.files.length);
     partWayContext = {
       mode: job.materialize ? 'materialize' : opened.mode,
@@ -88,6 +96,7 @@ export async function run(
       indexed,
       finished,
       hook,
+      fetched,
       decoded,
       filterFailures: filters.failures,
       changes: settings.changes ? changesOf(planned.plan, opened.current) : null,

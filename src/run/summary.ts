@@ -54,6 +54,12 @@ export interface CheckoutSummary {
   gitlinks: number;
   /** Bytes of regular-file content written. */
   bytes: number;
+  /**
+   * A partial clone's missing blobs fetched before the write (in a dry run: the ones it would
+   * fetch, `ms` 0), from which promisor remote (a dry run: the first git would ask) and in how
+   * long; null when none was missing.
+   */
+  fetched: { blobs: number; remote: string; ms: number } | null;
   /** Whether the writes ran on the pool, its threads, and the files it wrote. */
   pool: { used: boolean; workers: number; files: number };
   /**
@@ -94,7 +100,15 @@ export interface CheckoutSummary {
    */
   watch: { active: boolean; known: number };
   /** Milliseconds per phase. */
-  timings: { plan: number; write: number; index: number; total: number; racyWait: number };
+  timings: {
+    plan: number;
+    /** The fetch of a partial clone's missing blobs (0 when none). */
+    fetch: number;
+    write: number;
+    index: number;
+    total: number;
+    racyWait: number;
+  };
 }
 
 export function round(ms: number): number {
