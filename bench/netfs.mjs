@@ -232,7 +232,8 @@ async function sources(names) {
   for (const name of names) {
     if (name === 'small1k') {
       const cache = process.env.PCHECKOUT_BENCH_CACHE || '/var/tmp/pcheckout-bench';
-      out[name] = buildSmall1k(path.join(cache, 'small1k'));
+      // Not `small1k`: that is corpus.mjs's own (another tree), which this builder would delete.
+      out[name] = buildSmall1k(path.join(cache, 'netfs-small1k'));
     } else {
       out[name] = (await ensureCorpus(name)).repo;
     }
