@@ -739,11 +739,11 @@ const WORDS = (
  * The `batlike` corpus: a deterministic stand-in for sharkdp/bat's tree (1,006 entries), which
  * cannot be downloaded here. Shape, not content: one directory of 200 files
  * (assets/syntaxes/02_Extra, like bat's syntax definitions), two of 60–100 (tests/examples 84,
- * tests/snapshots/output 68), ~150 language directories of 1–3 files each under
+ * tests/snapshots/output 68), 136 language directories of 1–4 files each under
  * tests/syntax-tests/source and .../highlighted (some one or two levels deeper: depth up to 6),
  * many small directories (src/…, .github/…, assets/themes/<name>, doc), text files mostly
  * 0.3–20 KB (log-uniform) with a few of 100 KB–1 MB (Cargo.lock, CHANGELOG.md and the
- * incompressible assets/*.bin), 9 binary files, 1 symlink, 14 executable scripts. One commit
+ * incompressible assets/*.bin), 7 binary files, 1 symlink, 15 executable scripts. One commit
  * with fixed dates, `git gc`.
  */
 function buildBatlike(dir) {
