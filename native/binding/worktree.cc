@@ -208,14 +208,18 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
 
 Napi::Function define_worktree(Napi::Env env) { return WorktreeWrap::Define(env); }
 
-// statFiles({ root, paths, threads? }) -> { stats: Uint32Array, status: Int32Array }: lstat of
-// each path, never through a symlinked leading directory (see stat.h).
+// statFiles({ root, paths, threads?, perThread? }) -> { stats: Uint32Array, status: Int32Array }:
+// lstat of each path, never through a symlinked leading directory (see stat.h); at least
+// perThread paths (default kPathsPerThread) for each thread.
 Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject()) throw_arg(env, "expected a stat request object");
   Napi::Object o = info[0].As<Napi::Object>();
   pc::StatRequest req;
   parse_path_batch(env, o, &req.root, &req.paths, &req.threads);
+  Napi::Value per_thread = o.Get("perThread");
+  if (!per_thread.IsUndefined())
+    req.per_thread = static_cast<size_t>(integer_arg(env, per_thread, 1, 1 << 20, "perThread"));
   // An expectation to judge against: { compare: Uint8Array, modes: Uint32Array,
   // stats: Uint32Array, racySeconds, fileMode }, one element (stats: kStatWords) per path.
   Napi::Value expect = o.Get("expect");

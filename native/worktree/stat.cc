@@ -125,7 +125,8 @@ void stat_files(const StatRequest& req, StatResult* result) {
   Fd root = open_root(req.root);
   // One lstat costs a few microseconds, most of it in the kernel: threads (as git's
   // preload-index uses) pay off from a few thousand paths. Each writes its own slice.
-  size_t threads = std::min<size_t>(std::max<size_t>(req.threads, 1), n / kPathsPerThread + 1);
+  size_t threads =
+      std::min<size_t>(std::max<size_t>(req.threads, 1), n / std::max<size_t>(req.per_thread, 1) + 1);
   run_in_slices(n, threads,
                 [&](size_t from, size_t to) { stat_range(root.get(), req, from, to, result); });
 }

@@ -50,15 +50,17 @@ struct Expect {
   bool stat_change_is_dirty = false;
 };
 
+// Below this many paths per thread, another thread costs more than it saves (a local disk,
+// where an lstat takes microseconds; a network filesystem asks for far fewer per thread).
+constexpr size_t kPathsPerThread = 2048;
+
 struct StatRequest {
   std::string root;
   std::vector<const char*> paths;  // relative to root, NUL-terminated, ideally sorted
   size_t threads = 1;              // at most this many threads, fewer for few paths
+  size_t per_thread = kPathsPerThread;  // at least this many paths for each thread
   Expect expect;                   // optional (compare == nullptr: no verdicts)
 };
-
-// Below this many paths per thread, another thread costs more than it saves.
-constexpr size_t kPathsPerThread = 2048;
 
 // Where the results go, one element (stats: kStatWords) per path, owned by the caller (the
 // binding hands in JavaScript's own arrays, so nothing is copied out). Zeroed by the caller.

@@ -10,6 +10,8 @@ export interface NativeStatRequest {
   paths: Buffer;
   /** Native threads to spread the lstats over (1–1024; fewer for few paths). */
   threads?: number;
+  /** At least this many paths for each thread (default 2,048; a network filesystem: fewer). */
+  perThread?: number;
   /** Index entries to judge each path against (git's ie_match_stat), one per path. */
   expect?: {
     compare: Uint8Array;

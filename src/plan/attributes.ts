@@ -65,6 +65,12 @@ export interface AttributeSources {
   /** Called every few thousand paths of a resolve: throws to stop it (an aborted call). */
   check?: () => void;
   /**
+   * Which of these worktree paths exist, asked in one batch before a resolve reads the
+   * worktree's .gitattributes (a network filesystem: the lookups overlap instead of one round
+   * trip per directory, most of them finding nothing). Absent: each is looked for as read.
+   */
+  exist?: (rels: string[]) => boolean[];
+  /**
    * A `.gitattributes` blob the repository lacks (a partial clone's): true when it was fetched
    * now and is to be read again; false (or absent) reads on without it.
    */
@@ -482,6 +488,7 @@ export class Attributes {
     const none: AttrValue[] = this.outputNames.map(() => undefined);
     const sets: AttrValue[][] = [none];
     const count = select ? select.length : entries.count;
+    if (count > 0) this.lookAhead(entries, select, count);
     if (count === 0 || this.isTrivial(entries, select)) return { sets, ids };
     // Each distinct set is found through a trie of small value numbers (one level per name),
     // so a path costs a few Map lookups on integers, not a string key.
@@ -624,6 +631,30 @@ export class Attributes {
 
   private readonly dirFiles = new Map<string, AttrFile>();
   private worktreePrefix: Buffer | undefined; // the worktree's path and a '/', as bytes
+  /** Directories known to have no .gitattributes in the worktree (the sources' `exist`). */
+  private readonly noWorktreeFile = new Set<string>();
+
+  /** The worktree's .gitattributes of every directory a resolve will visit, looked for at once. */
+  private lookAhead(
+    entries: EntryList,
+    select: ArrayLike<number> | undefined,
+    count: number,
+  ): void {
+    const { exist, worktree } = this.src;
+    if (!exist || worktree === null) return;
+    const dirs = new Set<string>();
+    for (let k = 0; k < count; k++) {
+      const path = entries.name(select ? select[k]! : k);
+      for (let s = path.indexOf('/'); s > 0; s = path.indexOf('/', s + 1))
+        dirs.add(path.slice(0, s));
+    }
+    for (const dir of [...this.dirFiles.keys()]) dirs.delete(dir);
+    const list = [...dirs];
+    const found = exist(list.map((dir) => `${dir}/.gitattributes`));
+    list.forEach((dir, k) => {
+      if (!found[k]) this.noWorktreeFile.add(dir);
+    });
+  }
 
   /** `dir`/.gitattributes (not the top's, read at construction), from where the direction says. */
   private frameFile(dir: string): AttrFile {
@@ -646,7 +677,7 @@ export class Attributes {
       return text === null ? null : this.parseLines(blobLines(text), rel, macroOk, dir);
     };
     const fromWorktree = (): ParsedLine[] | null => {
-      if (this.src.worktree === null) return null;
+      if (this.src.worktree === null || this.noWorktreeFile.has(dir)) return null;
       this.worktreePrefix ??= Buffer.from(`${this.src.worktree}/`);
       const file = Buffer.concat([this.worktreePrefix, Buffer.from(rel, 'latin1')]);
       const text = readAttrFile(file, display(rel), true, this.src.warn);

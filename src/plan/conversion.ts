@@ -311,6 +311,8 @@ export interface ConversionInput {
   warn: (message: string) => void;
   /** Throws when the call is aborted (checked while the paths' attributes are resolved). */
   check?: () => void;
+  /** Which worktree paths exist, in one batch (AttributeSources.exist; a network filesystem). */
+  exist?: (rels: string[]) => boolean[];
   /** A `.gitattributes` blob the repository lacks (see AttributeSources.missing). */
   missing?: (oid: Buffer) => boolean;
 }
@@ -322,7 +324,7 @@ export interface ConversionInput {
  */
 export function planConversions(input: ConversionInput): Conversions | null {
   if (input.files.length === 0) return null;
-  const { repo, odb, result, worktree, direction, warn, check, missing } = input;
+  const { repo, odb, result, worktree, direction, warn, check, missing, exist } = input;
   // The .gitattributes files this checkout writes: a check-in (restore) reads them as written.
   const rewritten = new Set<string>();
   if (direction === 'checkin') {
@@ -339,6 +341,7 @@ export function planConversions(input: ConversionInput): Conversions | null {
     rewritten,
     warn,
     ...(check ? { check } : {}),
+    ...(exist ? { exist } : {}),
     ...(missing ? { missing } : {}),
   });
   const conversions = new ConversionRules(repo.config).plan(attributes, result, input.files);

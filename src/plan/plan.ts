@@ -58,6 +58,8 @@ export interface PlanInput {
   symlinks?: boolean;
   /** Threads the worktree's lstat batch may use above the threshold (else one). */
   probeThreads: number;
+  /** At least this many paths for each of those threads (absent: the addon's default). */
+  probePerThread?: number;
   threshold: number;
   isIgnored: (path: string, isDir: boolean) => boolean;
   /** Limits restore and paths modes to the entries it selects (latin1 paths). */

@@ -48,6 +48,8 @@ export interface ProbeRequest {
   statChangeIsDirty?: boolean;
   /** Native threads for the lstat batch. */
   threads: number;
+  /** At least this many paths for each of them (absent: the addon's default, for a local disk). */
+  perThread?: number;
   /** Per path: the index entry it is compared with (-1: none); absent when path k is entry k. */
   entries?: Int32Array;
 }
@@ -136,6 +138,7 @@ export async function probe(
     root: req.root,
     paths: req.paths,
     threads: req.threads,
+    ...(req.perThread !== undefined ? { perThread: req.perThread } : {}),
     expect: {
       compare: req.compare,
       modes: req.modes,

@@ -162,6 +162,7 @@ export class Stage {
       ),
       symlinks: input.symlinks ?? true,
       statChangeIsDirty: !refreshed,
+      ...(input.probePerThread !== undefined ? { perThread: input.probePerThread } : {}),
     });
   }
 

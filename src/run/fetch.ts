@@ -47,7 +47,13 @@ export async function fetchMissing(
   let { conversions, filtered, usePool, warnings } = planned;
   if (want.reconvert) {
     const again = [...want.warningsBefore];
-    ({ conversions, filtered } = convertFiles(job, opened, plan, (m) => void again.push(m)));
+    ({ conversions, filtered } = convertFiles(
+      job,
+      config,
+      opened,
+      plan,
+      (m) => void again.push(m),
+    ));
     usePool = poolFor(config, plan, filtered);
     warnings = again;
   }

@@ -32,6 +32,9 @@ const DEFAULT_THRESHOLD = 100;
 // and server sharing 2 cores; README "Network filesystems"): with native writer threads 8–32 are
 // within a few percent of each other and 2–4 up to 1.5x slower.
 const NETWORK_WORKERS = 16;
+// There each lstat of the probe waits for the server too: a thread for every few dozen paths
+// (on a local disk the addon's default, thousands, where an lstat takes microseconds).
+const NETWORK_PATHS_PER_THREAD = 32;
 // There creates in one directory wait for its lock: at most this many writers share one.
 const NETWORK_PER_DIR = Number(process.env.PCHECKOUT_PER_DIR ?? 2);
 
@@ -42,6 +45,8 @@ export interface CallConfig {
   readonly workers: number;
   /** Parallel writers in one directory at a time (0: no limit; a network filesystem has one). */
   readonly perDir: number;
+  /** Paths for each thread of the worktree probe (0: the addon's default). */
+  readonly probePerThread: number;
   readonly threshold: number;
   /** core.symlinks and core.filemode. */
   readonly symlinks: boolean;
@@ -73,6 +78,7 @@ export function resolveConfig(job: Job): CallConfig {
     fsync: settings.fsync ?? fsyncFromConfig(repo.config.get('pcheckout.fsync')) ?? 'none',
     workers: configuredWorkers(repo, settings.workers, filesystem),
     perDir: filesystem.network ? NETWORK_PER_DIR : 0,
+    probePerThread: filesystem.network ? NETWORK_PATHS_PER_THREAD : 0,
     threshold:
       settings.threshold ??
       repo.config.getInt('checkout.thresholdforparallelism') ??

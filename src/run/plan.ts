@@ -3,6 +3,7 @@
  * worktree where a decision depends on it), then what each written file's bytes go through and
  * whether the writes go to the pool. Nothing on disk changes here.
  */
+import { STAT_ABSENT } from '../addon.js';
 import { checkinConversions, planConversions, type Conversions } from '../plan/conversion.js';
 import { Excludes } from '../plan/ignore.js';
 import { missingBlobError } from '../plan/locate.js';
@@ -61,13 +62,25 @@ export function regularFiles(plan: Plan): number[] {
 /** What each written file's bytes go through (attributes of the result, as git reads them). */
 export function convertFiles(
   job: Job,
+  config: CallConfig,
   opened: Opened,
   plan: Plan,
   warn: (message: string) => void,
-  missing?: (oid: Buffer) => boolean,
-  check?: () => void,
+  { missing, check }: { missing?: (oid: Buffer) => boolean; check?: () => void } = {},
 ): { conversions: Conversions | null; filtered: number } {
-  const { mode } = opened;
+  const { mode, addon } = opened;
+  // On a network filesystem the worktree's .gitattributes are looked for all at once.
+  const exist = config.filesystem.network
+    ? (rels: string[]): boolean[] => {
+        const { status } = addon.statFiles({
+          root: job.worktree,
+          paths: Buffer.from(rels.map((r) => `${r}\0`).join(''), 'latin1'),
+          threads: config.workers,
+          perThread: config.probePerThread,
+        });
+        return [...status].map((s) => s !== STAT_ABSENT);
+      }
+    : undefined;
   const conversions = planConversions({
     repo: job.repo,
     odb: opened.odb,
@@ -78,6 +91,7 @@ export function convertFiles(
     warn,
     ...(missing ? { missing } : {}),
     ...(check ? { check } : {}),
+    ...(exist ? { exist } : {}),
   });
   // git's threshold counts the entries its parallel queue takes: filtered ones are not.
   return { conversions, filtered: conversions ? countFiltered(conversions, plan) : 0 };
@@ -144,6 +158,7 @@ export async function planCall(
     fileMode: config.fileMode,
     symlinks: config.symlinks,
     probeThreads: config.workers,
+    ...(config.probePerThread > 0 ? { probePerThread: config.probePerThread } : {}),
     threshold: config.threshold,
     isIgnored: job.materialize ? () => false : lazyExcludes(repo),
     pathspec: job.materialize ? null : walked.pathspec,
@@ -163,14 +178,12 @@ export async function planCall(
   }
   const warningsBefore = [...warnings];
   const missingAttributes = new Set<string>();
-  const { conversions, filtered } = convertFiles(
-    job,
-    opened,
-    plan,
-    warn,
-    remotes.length > 0 ? (oid) => (missingAttributes.add(oid.toString('hex')), false) : undefined,
-    () => control.check(),
-  );
+  const { conversions, filtered } = convertFiles(job, config, opened, plan, warn, {
+    ...(remotes.length > 0
+      ? { missing: (oid: Buffer) => (missingAttributes.add(oid.toString('hex')), false) }
+      : {}),
+    check: () => control.check(),
+  });
   const usePool = poolFor(config, plan, filtered);
   const oids = new Set(plan.missing.map((k) => plan.result.oidHex(k)));
   for (const oid of missingAttributes) oids.add(oid);
