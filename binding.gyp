@@ -1,6 +1,9 @@
 {
   "variables": {
-    "has_libdeflate%": "<!(node scripts/detect-libdeflate.cjs)",
+    # libdeflate: "static" (its archive linked in: no libdeflate needed at run time, as the
+    # prebuild must), "shared" (-ldeflate) or "none" (zlib inflates); scripts/detect-libdeflate.cjs.
+    "libdeflate%": "<!(node scripts/detect-libdeflate.cjs --link)",
+    "libdeflate_archive%": "<!(node scripts/detect-libdeflate.cjs --archive)",
     "sanitize%": "<!(node -p \"process.env.PCHECKOUT_SANITIZE === '1' ? 'true' : 'false'\")"
   },
   "targets": [
@@ -70,10 +73,22 @@
       # -O3 for Release, -O0 for Debug; the sanitizer build below asks for -O1).
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
-      "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra"],
+      # Hidden visibility and unused sections dropped: the addon exports only its N-API entry
+      # (napi_register_module_v1), and the binary (the prebuild, shipped) is smaller.
+      "cflags_cc": [
+        "-std=c++17", "-fexceptions", "-Wall", "-Wextra",
+        "-fvisibility=hidden", "-fvisibility-inlines-hidden", "-ffunction-sections", "-fdata-sections"
+      ],
+      "ldflags": ["-Wl,--gc-sections"],
       "libraries": ["-lz"],
       "conditions": [
-        ["has_libdeflate=='true'", {
+        ["libdeflate=='static'", {
+          "defines": ["PCHECKOUT_LIBDEFLATE"],
+          "libraries": ["<(libdeflate_archive)"],
+          # Its symbols stay inside the addon (not exported, so never another library's).
+          "ldflags": ["-Wl,--exclude-libs,libdeflate.a"]
+        }],
+        ["libdeflate=='shared'", {
           "defines": ["PCHECKOUT_LIBDEFLATE"],
           "libraries": ["-ldeflate"]
         }],

@@ -1,11 +1,14 @@
-#!/usr/bin/env node
+/**
+ * The `pcheckout` command: runCli(argv) is what dist/cli.cjs runs (from the package's one
+ * bundle, dist/lib.cjs: scripts/bundle.mjs).
+ */
 import { readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { inThisThread, type CheckoutSummary, type Progress } from './checkout.js';
-import { addonLoadMs } from './addon.js';
+import { addonLoadMs, addonSource } from './addon.js';
 import { PcheckoutError } from './errors.js';
 import { openRepo } from './repo/repo.js';
 
@@ -296,7 +299,12 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (values.json) {
-      const out = { ...summary, startup: startup(mainStart) };
+      const source = addonSource();
+      const out = {
+        ...summary,
+        startup: startup(mainStart),
+        addon: source ? { kind: source.kind, file: source.file } : null,
+      };
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     } else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
     else if (summary.collisions.length > 0)
@@ -313,26 +321,29 @@ async function main(argv: string[]): Promise<number> {
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 let interruptedBy: NodeJS.Signals | undefined;
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    if (err instanceof PcheckoutError) {
-      process.stderr.write(`pcheckout: ${err.code}: ${err.message.split('\n').join('\n  ')}\n`);
-      // A usage error 2; stopped by a signal, 128 + its number as a shell reports it; else 1.
-      // A repository git refuses to trust: 128, git's exit status for it.
-      process.exitCode =
-        err.code === 'ERR_INVALID_OPTION'
-          ? 2
-          : err.code === 'ERR_DUBIOUS_OWNERSHIP'
-            ? 128
-            : err.code === 'ERR_ABORTED' && interruptedBy !== undefined
-              ? 128 + osConstants.signals[interruptedBy]
-              : 1;
-    } else {
-      process.stderr.write(`pcheckout: internal error: ${(err as Error)?.stack ?? err}\n`);
-      process.exitCode = 70;
-    }
-  },
-);
+/** Runs the command line `argv` (without node and the script); sets process.exitCode. */
+export function runCli(argv: string[]): Promise<void> {
+  return main(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      if (err instanceof PcheckoutError) {
+        process.stderr.write(`pcheckout: ${err.code}: ${err.message.split('\n').join('\n  ')}\n`);
+        // A usage error 2; stopped by a signal, 128 + its number as a shell reports it; else 1.
+        // A repository git refuses to trust: 128, git's exit status for it.
+        process.exitCode =
+          err.code === 'ERR_INVALID_OPTION'
+            ? 2
+            : err.code === 'ERR_DUBIOUS_OWNERSHIP'
+              ? 128
+              : err.code === 'ERR_ABORTED' && interruptedBy !== undefined
+                ? 128 + osConstants.signals[interruptedBy]
+                : 1;
+      } else {
+        process.stderr.write(`pcheckout: internal error: ${(err as Error)?.stack ?? err}\n`);
+        process.exitCode = 70;
+      }
+    },
+  );
+}
