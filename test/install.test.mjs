@@ -7,9 +7,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { DIST_INDEX, PROJECT } from './helpers/run.mjs';
+import { ALLOWED } from './helpers/package-files.mjs';
 import { Repo, freshClone, gitEnv, gitOut, tmpDir } from './helpers/git.mjs';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT, 'package.json'), 'utf8'));
@@ -160,10 +162,10 @@ describe('an installed package without a build: the prebuild, or why nothing loa
 
   test('no build and no prebuild: ERR_ADDON_LOAD says the install scripts were skipped', () => {
     const root = packageCopy('no-addon-at-all');
-    const r = cli(root, [PROJECT]);
-    assert.equal(r.status, 1, r.stderr);
-    const error = { message: r.stderr };
-    assert.match(r.stderr, /^pcheckout: ERR_ADDON_LOAD: /);
+    const r = cli(root, ['--json', PROJECT]);
+    assert.equal(r.status, 128, r.stderr);
+    const { error } = JSON.parse(r.stdout);
+    assert.equal(error.code, 'ERR_ADDON_LOAD');
     assert.match(error.message, /no prebuilt addon/);
     assert.match(
       error.message,
@@ -180,7 +182,7 @@ describe('an installed package without a build: the prebuild, or why nothing loa
       const other = process.arch === 'arm64' ? 'linux-x64' : 'linux-arm64';
       const root = packageCopy('other-prebuilds', { [`${other}/pcheckout.glibc.node`]: built });
       const r = cli(root, [PROJECT]);
-      assert.equal(r.status, 1);
+      assert.equal(r.status, 128);
       assert.match(
         r.stderr,
         new RegExp(
@@ -210,6 +212,50 @@ describe('an installed package without a build: the prebuild, or why nothing loa
     },
   );
 });
+
+describe('what the package ships', () => {
+  test('the tarball holds nothing outside the allow-list, and all that runs', () => {
+    // The file list as `npm pack` makes it (no scripts: no prebuild made, no rebuild).
+    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: PROJECT,
+      env: { ...process.env, HOME: os.userInfo().homedir },
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const files = JSON.parse(r.stdout.slice(r.stdout.indexOf('[')))[0].files.map((f) => f.path);
+    const outside = files.filter((f) => !ALLOWED.some((re) => re.test(f)));
+    assert.deepEqual(outside, [], 'shipped but not allowed');
+    for (const f of ['dist/lib.cjs', 'dist/index.js', 'dist/index.cjs', 'dist/cli.cjs']) {
+      assert.ok(files.includes(f), `${f} is not shipped`);
+    }
+    for (const f of [pkg.exports['.'].import.types, pkg.exports['.'].require.types]) {
+      assert.ok(files.includes(f.replace(/^\.\//, '')), `${f} is not shipped`);
+    }
+    for (const source of pkg.gypfile === false ? [] : gypSources()) {
+      assert.ok(files.includes(source), `${source} (binding.gyp) is not shipped`);
+    }
+  });
+
+  test("the bundle loads no file of the package's but itself and package.json", () => {
+    // What dist/lib.cjs reaches at run time: Node's built-ins, its own file (the orchestrator
+    // thread's script), ../package.json (the version) and the addon (build/ or prebuilds/).
+    const text = fs.readFileSync(path.join(PROJECT, 'dist', 'lib.cjs'), 'utf8');
+    const required = [...text.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
+    assert.deepEqual(
+      required.filter((m) => !/^(node:)?[a-z_]+$/.test(m)),
+      [],
+      'requires a module by path',
+    );
+    const urls = [...new Set([...text.matchAll(/new URL\("([^"]+)"/g)].map((m) => m[1]))].sort();
+    assert.deepEqual(urls, ['../package.json', './lib.cjs']);
+  });
+});
+
+/** The native sources binding.gyp compiles (and the headers beside them). */
+function gypSources() {
+  const gyp = fs.readFileSync(path.join(PROJECT, 'binding.gyp'), 'utf8');
+  return [...gyp.matchAll(/"(native\/[^"]+\.cc)"/g)].map((m) => m[1]);
+}
 
 describe('the build', () => {
   // The generated makefile holds each configuration's flags; C++ files get CFLAGS_<cfg> then
