@@ -4,7 +4,11 @@
     # prebuild must), "shared" (-ldeflate) or "none" (zlib inflates); scripts/detect-libdeflate.cjs.
     "libdeflate%": "<!(node scripts/detect-libdeflate.cjs --link)",
     "libdeflate_archive%": "<!(node scripts/detect-libdeflate.cjs --archive)",
-    "sanitize%": "<!(node -p \"process.env.PCHECKOUT_SANITIZE === '1' ? 'true' : 'false'\")"
+    "sanitize%": "<!(node -p \"process.env.PCHECKOUT_SANITIZE === '1' ? 'true' : 'false'\")",
+    # The prebuild (scripts/prebuild.cjs) is built at -O2: 25 kB less of the packed tarball, and
+    # no difference measured on a fresh checkout of 6,000 files (inflate is libdeflate's, the
+    # rest system calls); a build from source keeps node's -O3.
+    "prebuild%": "<!(node -p \"process.env.PCHECKOUT_PREBUILD === '1' ? 'true' : 'false'\")"
   },
   "targets": [
     {
@@ -91,6 +95,9 @@
         ["libdeflate=='shared'", {
           "defines": ["PCHECKOUT_LIBDEFLATE"],
           "libraries": ["-ldeflate"]
+        }],
+        ["prebuild=='true'", {
+          "cflags_cc": ["-O2"]
         }],
         ["sanitize=='true'", {
           "cflags_cc": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1"],
