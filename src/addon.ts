@@ -15,6 +15,7 @@ import { PcheckoutError, isErrorCode } from './errors.js';
 import type { ConvertExports } from './addon/convert.js';
 import type { IndexExports } from './addon/index-file.js';
 import { EXPECTED_LAYOUT } from './addon/layout.js';
+import { findPrebuild, machineName, type PrebuildLookup } from './addon/prebuild.js';
 import type { OdbExports } from './addon/odb.js';
 import type { PathExports } from './addon/paths.js';
 import type { RowsExports } from './addon/rows.js';
@@ -110,10 +111,29 @@ export function explainLoadError(err: unknown): string {
   return message.split('\n')[0]!;
 }
 
+/** Where the addon this thread loaded came from: a source build, the prebuild, PCHECKOUT_ADDON. */
+export interface AddonSource {
+  kind: 'build' | 'prebuild' | 'env';
+  file: string;
+}
+
+let source: AddonSource | undefined;
+
+/** The addon file loaded in this thread, or undefined if none is yet. */
+export function addonSource(): AddonSource | undefined {
+  return source;
+}
+
+const BUILD_TOOLS =
+  'a C++ compiler, make, python3 and the zlib headers (Debian: apt-get install g++ make python3 zlib1g-dev libdeflate-dev)';
+
 /**
- * Loads the addon once per thread, and checks that it matches this JavaScript. If it cannot,
- * says what was tried, why each failed, and how to fix it. PCHECKOUT_ADDON names the one file
- * to load (no fallback: a sanitizer run must not silently test another build).
+ * Loads the addon once per thread, and checks that it matches this JavaScript: a build from
+ * source (build/Release, build/Debug: there only when the install built one, as asked or for
+ * want of a prebuild that fits), else the package's prebuild for this machine
+ * (prebuilds/<platform>-<arch>/, see src/addon/prebuild.ts). If none loads, says what was
+ * tried, why each failed, and how to fix it. PCHECKOUT_ADDON names the one file to load (no
+ * fallback: a sanitizer run must not silently test another build).
  */
 export function loadAddon(): Addon {
   if (cached) return cached;
@@ -127,47 +147,61 @@ export function loadAddon(): Addon {
   const require = createRequire(import.meta.url);
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   const chosen = process.env['PCHECKOUT_ADDON'];
-  const candidates =
-    chosen !== undefined && chosen !== ''
-      ? [chosen]
-      : [
-          join(root, 'build', 'Release', 'pcheckout.node'),
-          join(root, 'build', 'Debug', 'pcheckout.node'),
-        ];
+  const candidates: AddonSource[] = [];
+  let prebuilds: PrebuildLookup | undefined;
+  if (chosen !== undefined && chosen !== '') candidates.push({ kind: 'env', file: chosen });
+  else {
+    for (const config of ['Release', 'Debug']) {
+      const file = join(root, 'build', config, 'pcheckout.node');
+      if (existsSync(file)) candidates.push({ kind: 'build', file });
+    }
+    prebuilds = findPrebuild(root);
+    if (prebuilds.file !== undefined) candidates.push({ kind: 'prebuild', file: prebuilds.file });
+  }
   const failures: string[] = [];
   let missing = 0;
   for (const candidate of candidates) {
-    if (!existsSync(candidate)) {
-      failures.push(`${candidate}: not found`);
+    if (!existsSync(candidate.file)) {
+      failures.push(`${candidate.file}: not found`);
       missing++;
       continue;
     }
     let loaded: Addon;
     try {
-      loaded = require(candidate) as Addon;
+      loaded = require(candidate.file) as Addon;
     } catch (err) {
-      failures.push(`${candidate}: ${explainLoadError(err)}`);
+      failures.push(`${candidate.file}: ${explainLoadError(err)}`);
       continue;
     }
-    checkAddon(loaded, candidate);
+    checkAddon(loaded, candidate.file);
     cached = loaded;
+    source = candidate;
     loadMs = Math.round((performance.now() - started) * 10) / 10;
     return cached;
   }
-  const advice =
-    missing === candidates.length
-      ? [
-          'It was never built: install a C++ compiler, make, python3 and the zlib headers',
-          '(Debian: apt-get install g++ make python3 zlib1g-dev libdeflate-dev), then run',
-          `"npm rebuild pcheckout" (or "npx node-gyp rebuild" in ${root}).`,
-        ]
-      : [`To rebuild it: "npm rebuild pcheckout" (or "npx node-gyp rebuild" in ${root}).`];
-  throw new PcheckoutError(
-    'ERR_ADDON_LOAD',
-    [
+  const rebuild = `"npm rebuild pcheckout" (or "npx node-gyp rebuild" in ${root})`;
+  let lines: string[];
+  if (prebuilds !== undefined && candidates.length === 0) {
+    // Neither a build nor a prebuild that fits: the install built nothing.
+    const has =
+      prebuilds.available.length > 0
+        ? `the package's prebuilds (${prebuilds.available.join(', ')}) are not for this machine, ${machineName()}`
+        : `the package has no prebuilt addon (${join(root, 'prebuilds')} is empty or absent)`;
+    lines = [
+      `pcheckout could not load its native addon: ${has}, and it was not built from source in ${join(root, 'build')}.`,
+      'The install scripts were skipped (npm install --ignore-scripts, or pnpm, which runs no',
+      "dependency's build unless allowed: pnpm approve-builds / onlyBuiltDependencies), so nothing",
+      `was built. Build it with ${BUILD_TOOLS}:`,
+      `${rebuild}.`,
+    ];
+  } else {
+    lines = [
       'pcheckout could not load its native addon. Tried:',
       ...failures.map((f) => `  - ${f}`),
-      ...advice,
-    ].join('\n'),
-  );
+      ...(missing === candidates.length
+        ? [`It was never built: install ${BUILD_TOOLS}, then run`, `${rebuild}.`]
+        : [`To build it from source on this machine: ${rebuild}.`]),
+    ];
+  }
+  throw new PcheckoutError('ERR_ADDON_LOAD', lines.join('\n'));
 }

@@ -1,12 +1,15 @@
-#!/usr/bin/env node
-import { readFileSync, statSync } from 'node:fs';
+/**
+ * The `pcheckout` command: runCli(argv) is what dist/cli.cjs runs (from the package's one
+ * bundle, dist/lib.cjs: scripts/bundle.mjs).
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { inThisThread, type CheckoutSummary, type Progress } from './checkout.js';
-import { addonLoadMs } from './addon.js';
-import { PcheckoutError } from './errors.js';
+import { addonLoadMs, addonSource } from './addon.js';
+import { PcheckoutError, detailsOf } from './errors.js';
 import { openRepo } from './repo/repo.js';
 
 const HELP = `Usage: pcheckout [options] [<repo>] [<ref>] [-- <paths>…]
@@ -48,11 +51,23 @@ Options:
                         (default: pcheckout.fsync, else none; see README)
       --dry-run         touch nothing: list what would be created (A), updated (M) and
                         deleted (D), or what stops the checkout (exit 1)
-      --json            print the summary as JSON on stdout
+      --json            print the summary as JSON on stdout, or an error as
+                        {"schema":1,"error":{...}} (schema/summary.schema.json)
   -q, --quiet           print nothing but errors
   -h, --help            show this help
   -v, --version         show the version
+
+Exit status, as git's: 0 done; 1 a failed post-checkout hook, or a dry run that would stop;
+128 a fatal error (pcheckout: <code>: <message>); 129 a usage error; 128 + n killed by signal n.
 `;
+
+/** The version of the --json output's shape (schema/summary.schema.json); a change that
+ * removes or retypes a field raises it. */
+export const JSON_SCHEMA_VERSION = 1;
+
+/** git's exit statuses: die() 128, a usage error 129. */
+const EXIT_FATAL = 128;
+const EXIT_USAGE = 129;
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -187,34 +202,110 @@ function startup(mainStart: number): { nodeMs: number; modulesMs: number; addonM
   return { nodeMs: round(boot), modulesMs: round(mainStart - boot), addonMs: addonLoadMs() };
 }
 
+const OPTIONS = {
+  C: { type: 'string', short: 'C', multiple: true },
+  workers: { type: 'string', short: 'w' },
+  force: { type: 'boolean', short: 'f' },
+  restore: { type: 'boolean' },
+  target: { type: 'string' },
+  threshold: { type: 'string', short: 't' },
+  json: { type: 'boolean' },
+  'no-racy-wait': { type: 'boolean' },
+  'racy-wait': { type: 'string' },
+  fsync: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/** Levenshtein distance: the fewest insertions, deletions and substitutions from a to b. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        row[j]! + 1,
+        next[j - 1]! + 1,
+        row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** The known long option nearest to a mistyped one, when it is near (as git's "did you mean"). */
+export function nearestOption(typed: string): string | undefined {
+  const name = typed.replace(/^--?/, '').split('=')[0]!;
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const known of Object.keys(OPTIONS)) {
+    if (known.length === 1) continue;
+    const d = editDistance(name, known);
+    if (d < bestDistance) [best, bestDistance] = [known, d];
+  }
+  // Near: at most 2 edits, and fewer than half the name (so that --x suggests nothing).
+  return best !== undefined && bestDistance <= Math.min(2, Math.floor(name.length / 2))
+    ? best
+    : undefined;
+}
+
+/** util.parseArgs's complaint as a usage error: its first line, or an unknown option's "did you mean". */
+function parseFailure(err: unknown): never {
+  const e = err as { code?: string; message: string };
+  const unknown = /^Unknown option '([^']+)'/.exec(e.message);
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) {
+    const near = unknown[1]!.startsWith('--') ? nearestOption(unknown[1]!) : undefined;
+    usageError(
+      `unknown option '${unknown[1]}'${near !== undefined ? `; did you mean --${near}?` : ''}`,
+    );
+  }
+  // util.parseArgs explains itself over several lines; the first one says what is wrong.
+  usageError(e.message.split('\n')[0]!);
+}
+
+/** A directory the command line names that does not exist: said with that path, as git says it. */
+function assertDirectory(given: string, at: string, what: string): void {
+  if (isDirectory(at)) return;
+  const exists = existsSync(at);
+  throw new PcheckoutError(
+    'ERR_NOT_A_REPOSITORY',
+    `${what} '${given}': ${exists ? 'not a directory' : 'no such directory'}`,
+    { path: at },
+  );
+}
+
+/** What a single argument that is neither a directory nor a path-like name could be. */
+function looksLikePath(arg: string): boolean {
+  // No ref or revision begins with '/' or '.' (git check-ref-format); ~ is the shell's home.
+  return /^(\/|\.|~)/.test(arg);
+}
+
+/**
+ * A single argument taken as a revision because no such directory exists: when that fails
+ * (no such revision, or no repository here to have one), the error says both readings.
+ */
+function ambiguousFailure(err: unknown, positionals: string[], cwd: string): unknown {
+  if (positionals.length !== 1 || !(err instanceof PcheckoutError)) return err;
+  if (err.code !== 'ERR_BAD_REF' && err.code !== 'ERR_NOT_A_REPOSITORY') return err;
+  const arg = positionals[0]!;
+  if (arg === '-' || existsSync(resolve(cwd, arg))) return err;
+  return new PcheckoutError(
+    err.code,
+    `cannot check out '${arg}': no such directory, nor a revision here (${err.message})`,
+    { ...detailsOf(err), path: resolve(cwd, arg), cause: err },
+  );
+}
+
 async function main(argv: string[]): Promise<number> {
   const mainStart = performance.now();
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      tokens: true,
-      options: {
-        C: { type: 'string', short: 'C', multiple: true },
-        workers: { type: 'string', short: 'w' },
-        force: { type: 'boolean', short: 'f' },
-        restore: { type: 'boolean' },
-        target: { type: 'string' },
-        threshold: { type: 'string', short: 't' },
-        json: { type: 'boolean' },
-        'no-racy-wait': { type: 'boolean' },
-        'racy-wait': { type: 'string' },
-        fsync: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        quiet: { type: 'boolean', short: 'q' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    });
+    parsed = parseArgs({ args: argv, allowPositionals: true, tokens: true, options: OPTIONS });
   } catch (err) {
-    // util.parseArgs explains itself over several lines; the first one says what is wrong.
-    usageError((err as Error).message.split('\n')[0]!);
+    parseFailure(err);
   }
   const { values, tokens } = parsed;
   const terminator = tokens.find((t) => t.kind === 'option-terminator')?.index ?? Infinity;
@@ -233,8 +324,18 @@ async function main(argv: string[]): Promise<number> {
   }
   if (positionals.length > 2) usageError(`too many arguments: ${positionals.slice(2).join(' ')}`);
   // -C stacks as git's does: each relative path from the previous one.
-  const cwd = (values.C ?? []).reduce((dir, p) => (p === '' ? dir : resolve(dir, p)), '.');
+  const cwd = (values.C ?? []).reduce((dir, p) => {
+    if (p === '') return dir;
+    const next = resolve(dir, p);
+    assertDirectory(p, next, 'cannot change to');
+    return next;
+  }, '.');
   const { repo, ref } = placeArguments(cwd, positionals);
+  // A repository named that is not there is named in the error (not the directory above it).
+  if (positionals.length === 2) assertDirectory(positionals[0]!, repo, 'cannot check out');
+  if (positionals.length === 1 && ref !== undefined && looksLikePath(ref)) {
+    assertDirectory(ref, resolve(cwd, ref), 'cannot check out');
+  }
   const target = values.target === undefined ? undefined : resolve(cwd, values.target);
   if (target !== undefined && values.restore) {
     usageError('--target cannot be combined with --restore');
@@ -269,13 +370,18 @@ async function main(argv: string[]): Promise<number> {
       ...(values['dry-run'] ? { dryRun: true } : {}),
     };
     // On this thread: a one-shot process has no event loop to keep serving.
-    const summary =
-      target !== undefined
-        ? await inThisThread.materialize(repo, target, common)
-        : await inThisThread.checkout(repo, {
-            ...common,
-            ...(values.restore ? { restore: true } : {}),
-          });
+    let summary: CheckoutSummary;
+    try {
+      summary =
+        target !== undefined
+          ? await inThisThread.materialize(repo, target, common)
+          : await inThisThread.checkout(repo, {
+              ...common,
+              ...(values.restore ? { restore: true } : {}),
+            });
+    } catch (err) {
+      throw ambiguousFailure(err, positionals, cwd);
+    }
     bar?.clear();
     if (summary.newBranch?.upstream && !values.quiet && !values.json) {
       // On stdout, as git prints it.
@@ -308,8 +414,16 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (values.json) {
-      const out = { ...summary, startup: startup(mainStart) };
+      const source = addonSource();
+      const out = {
+        schema: JSON_SCHEMA_VERSION,
+        ...summary,
+        startup: startup(mainStart),
+        addon: source ? { kind: source.kind, file: source.file } : null,
+      };
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      // A dry run that would stop exits 1, as without --json.
+      if (summary.dryRun && summary.stops) return 1;
     } else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
     else if (summary.collisions.length > 0)
       process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
@@ -325,26 +439,56 @@ async function main(argv: string[]): Promise<number> {
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 let interruptedBy: NodeJS.Signals | undefined;
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    if (err instanceof PcheckoutError) {
-      process.stderr.write(`pcheckout: ${err.code}: ${err.message.split('\n').join('\n  ')}\n`);
-      // A usage error 2; stopped by a signal, 128 + its number as a shell reports it; else 1.
-      // A repository git refuses to trust: 128, git's exit status for it.
-      process.exitCode =
-        err.code === 'ERR_INVALID_OPTION'
-          ? 2
-          : err.code === 'ERR_DUBIOUS_OWNERSHIP'
-            ? 128
-            : err.code === 'ERR_ABORTED' && interruptedBy !== undefined
-              ? 128 + osConstants.signals[interruptedBy]
-              : 1;
-    } else {
-      process.stderr.write(`pcheckout: internal error: ${(err as Error)?.stack ?? err}\n`);
-      process.exitCode = 70;
-    }
-  },
-);
+/** The exit status of a failure, as git's: usage 129, stopped by signal n 128 + n, else 128. */
+function exitStatus(err: unknown): number {
+  if (!(err instanceof PcheckoutError)) return EXIT_FATAL;
+  if (err.code === 'ERR_INVALID_OPTION') return EXIT_USAGE;
+  if (err.code === 'ERR_ABORTED' && interruptedBy !== undefined) {
+    return 128 + osConstants.signals[interruptedBy];
+  }
+  return EXIT_FATAL;
+}
+
+/** A failure as --json prints it: {"schema":1,"error":{code, message, and what it names}}. */
+function errorJson(err: unknown): object {
+  const e =
+    err instanceof PcheckoutError
+      ? err
+      : new PcheckoutError('ERR_INTERNAL', `internal error: ${(err as Error)?.stack ?? err}`);
+  return {
+    schema: JSON_SCHEMA_VERSION,
+    error: {
+      code: e.code,
+      message: e.message,
+      ...(e.path !== undefined ? { path: e.path } : {}),
+      ...(e.oid !== undefined ? { oid: e.oid } : {}),
+      ...(e.paths !== undefined ? { paths: e.paths } : {}),
+      ...(e.overwrite !== undefined ? { overwrite: e.overwrite } : {}),
+      ...(e.written !== undefined ? { written: e.written } : {}),
+    },
+  };
+}
+
+/** Whether the command line asks for --json (read before parsing: a usage error needs it too). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/** Runs the command line `argv` (without node and the script); sets process.exitCode. */
+export function runCli(argv: string[]): Promise<void> {
+  return main(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      if (err instanceof PcheckoutError) {
+        process.stderr.write(`pcheckout: ${err.code}: ${err.message.split('\n').join('\n  ')}\n`);
+      } else {
+        process.stderr.write(`pcheckout: internal error: ${(err as Error)?.stack ?? err}\n`);
+      }
+      if (wantsJson(argv)) process.stdout.write(`${JSON.stringify(errorJson(err), null, 2)}\n`);
+      process.exitCode = exitStatus(err);
+    },
+  );
+}

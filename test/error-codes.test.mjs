@@ -233,23 +233,23 @@ describe('config errors and messages', () => {
     repo = buildFlatRepo(3, { prefix: 'config-errors' });
   });
 
-  test('a bad config value: ERR_BAD_CONFIG, exit status 1 (not the usage status 2)', async () => {
+  test('a bad config value: ERR_BAD_CONFIG, exit status 128 (fatal, not the usage status 129)', async () => {
     const dir = freshClone(repo);
     git(dir, ['config', 'checkout.workers', 'lots']);
     await assertRejectsWith(PcheckoutError, () => checkout(dir), 'ERR_BAD_CONFIG');
     const r = runCli(['--racy-wait=never', dir]);
-    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.status, 128, r.stderr);
     assert.match(r.stderr, /^pcheckout: ERR_BAD_CONFIG: .*'lots'.*checkout\.workers/);
     assert.equal(targetState(dir).indexLock, null);
     // A usage error keeps the usage status.
-    assert.equal(runCli(['--workers', 'x', dir]).status, 2);
+    assert.equal(runCli(['--workers', 'x', dir]).status, 129);
   });
 
-  test('a malformed config file: ERR_BAD_CONFIG, exit status 1', () => {
+  test('a malformed config file: ERR_BAD_CONFIG, exit status 128', () => {
     const dir = freshClone(repo);
     fs.appendFileSync(path.join(dir, '.git', 'config'), '[core\n');
     const r = runCli(['--racy-wait=never', dir]);
-    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.status, 128, r.stderr);
     assert.match(r.stderr, /ERR_BAD_CONFIG/);
   });
 

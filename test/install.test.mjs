@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { DIST_INDEX, PROJECT } from './helpers/run.mjs';
-import { gitEnv, tmpDir } from './helpers/git.mjs';
+import { ALLOWED } from './helpers/package-files.mjs';
+import { Repo, freshClone, gitEnv, gitOut, tmpDir } from './helpers/git.mjs';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT, 'package.json'), 'utf8'));
 const CHECK = path.join(PROJECT, 'scripts', 'check-build.cjs');
@@ -27,15 +29,233 @@ describe('package.json', () => {
   test('node-gyp is a build tool, not a runtime dependency', () => {
     assert.equal(pkg.dependencies['node-gyp'], undefined);
     assert.ok(pkg.devDependencies['node-gyp'], 'node-gyp is gone from devDependencies too');
-    // What an install needs: the header-only binding library, at build time.
-    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ['node-addon-api']);
+    // What an install needs: the header-only binding library (at build time) and the prebuild
+    // matching (node-gyp-build, no dependencies of its own, also bundled into dist/lib.cjs).
+    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ['node-addon-api', 'node-gyp-build']);
+    assert.ok(pkg.devDependencies.prebuildify, 'prebuildify makes the prebuild (prepack)');
   });
 
-  test('the install checks the build machine before node-gyp runs', () => {
-    assert.match(pkg.scripts.install, /^node scripts\/check-build\.cjs && node-gyp rebuild$/);
-    assert.ok(pkg.files.includes('scripts/'), 'scripts/ is not shipped');
+  test('the install runs scripts/install.cjs, shipped with what it runs', () => {
+    assert.equal(pkg.scripts.install, 'node scripts/install.cjs');
+    for (const file of ['scripts/install.cjs', 'scripts/check-build.cjs', 'binding.gyp']) {
+      assert.ok(pkg.files.includes(file), `${file} is not shipped`);
+    }
+    // The prebuild is made when the package is packed, and loaded through node-gyp-build's matching.
+    assert.equal(pkg.scripts.prepack, 'node scripts/prebuild.cjs');
+    assert.ok(pkg.files.includes('prebuilds/'));
+    assert.ok(pkg.dependencies['node-gyp-build']);
   });
 });
+
+describe('scripts/install.cjs: the prebuild if it loads, else a build from source', () => {
+  const INSTALL = path.join(PROJECT, 'scripts', 'install.cjs');
+  /** A copy of the package's install scripts in <tmp>/node_modules/pcheckout, as npm lays it out. */
+  function installedCopy(prefix, prebuild) {
+    const root = path.join(tmpDir(prefix), 'node_modules', 'pcheckout');
+    fs.mkdirSync(path.join(root, 'scripts'), { recursive: true });
+    for (const f of ['install.cjs', 'check-build.cjs']) {
+      fs.copyFileSync(path.join(PROJECT, 'scripts', f), path.join(root, 'scripts', f));
+    }
+    fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'pcheckout' }));
+    // Its dependency, as npm installs it beside it.
+    fs.cpSync(
+      path.join(PROJECT, 'node_modules', 'node-gyp-build'),
+      path.join(root, '..', 'node-gyp-build'),
+      { recursive: true },
+    );
+    if (prebuild !== undefined) {
+      const dir = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`);
+      fs.mkdirSync(dir, { recursive: true });
+      if (typeof prebuild === 'string')
+        fs.copyFileSync(prebuild, path.join(dir, 'pcheckout.glibc.node'));
+      else fs.writeFileSync(path.join(dir, 'pcheckout.glibc.node'), prebuild);
+    }
+    return root;
+  }
+  /** Runs the install script with nothing to build with on PATH (node only). */
+  function install(root, env = {}) {
+    const bin = tmpDir('install-bin');
+    fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+    return spawnSync(process.execPath, [path.join(root, 'scripts', 'install.cjs')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PATH: bin,
+        CXX: '',
+        npm_config_python: '',
+        PYTHON: '',
+        npm_command: 'install',
+        npm_config_node_gyp: '',
+        ...env,
+      },
+      encoding: 'utf8',
+    });
+  }
+  const built = path.join(PROJECT, 'build', 'Release', 'pcheckout.node');
+  const skipNoBuild = !fs.existsSync(built) && 'no build/Release/pcheckout.node';
+
+  test(
+    'a prebuild that loads: the install is done, nothing built, no compiler needed',
+    { skip: skipNoBuild },
+    () => {
+      const root = installedCopy('install-prebuild', built);
+      const r = install(root);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr, '');
+      assert.ok(!fs.existsSync(path.join(root, 'build')), 'something was built');
+    },
+  );
+
+  for (const [name, env] of [
+    ['PCHECKOUT_BUILD_FROM_SOURCE=1', { PCHECKOUT_BUILD_FROM_SOURCE: '1' }],
+    ['npm rebuild', { npm_command: 'rebuild' }],
+  ]) {
+    test(`${name}: builds from source even where the prebuild loads`, { skip: skipNoBuild }, () => {
+      const r = install(installedCopy('install-asked', built), env);
+      // Here it gets as far as the build machine's check (nothing to build with on PATH).
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /cannot build its native addon: missing a C\+\+ compiler/);
+    });
+  }
+
+  test('a prebuild that does not load: says so, then builds from source', () => {
+    const r = install(installedCopy('install-bad-prebuild', Buffer.from('not an ELF file')));
+    assert.equal(r.status, 1);
+    assert.match(
+      r.stderr,
+      /the prebuilt addon prebuilds\/[\w-]+\/pcheckout\.glibc\.node does not load here \(.*\); building from source/,
+    );
+    assert.match(r.stderr, /missing a C\+\+ compiler/);
+  });
+
+  test('no prebuild for this machine: builds from source', () => {
+    const r = install(installedCopy('install-no-prebuild'));
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /^pcheckout: cannot build its native addon: missing a C\+\+ compiler/);
+  });
+});
+
+describe('an installed package without a build: the prebuild, or why nothing loads', () => {
+  const built = path.join(PROJECT, 'build', 'Release', 'pcheckout.node');
+  /** The shipped JavaScript (the bundle and its entries) in a package with no build/. */
+  function packageCopy(prefix, prebuilds = {}) {
+    const root = path.join(tmpDir(prefix), 'pcheckout');
+    fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
+    for (const f of ['lib.cjs', 'index.js', 'index.cjs', 'cli.cjs']) {
+      fs.copyFileSync(path.join(PROJECT, 'dist', f), path.join(root, 'dist', f));
+    }
+    fs.copyFileSync(path.join(PROJECT, 'package.json'), path.join(root, 'package.json'));
+    for (const [rel, from] of Object.entries(prebuilds)) {
+      fs.mkdirSync(path.dirname(path.join(root, 'prebuilds', rel)), { recursive: true });
+      fs.copyFileSync(from, path.join(root, 'prebuilds', rel));
+    }
+    return root;
+  }
+  function cli(root, args) {
+    const r = spawnSync(process.execPath, [path.join(root, 'dist', 'cli.cjs'), ...args], {
+      env: gitEnv,
+      encoding: 'utf8',
+    });
+    return r;
+  }
+  const here = `${process.platform}-${process.arch}`;
+
+  test('no build and no prebuild: ERR_ADDON_LOAD says the install scripts were skipped', () => {
+    const root = packageCopy('no-addon-at-all');
+    const r = cli(root, ['--json', PROJECT]);
+    assert.equal(r.status, 128, r.stderr);
+    const { error } = JSON.parse(r.stdout);
+    assert.equal(error.code, 'ERR_ADDON_LOAD');
+    assert.match(error.message, /no prebuilt addon/);
+    assert.match(
+      error.message,
+      /install scripts were skipped \(npm install --ignore-scripts, or pnpm/,
+    );
+    assert.match(error.message, /npm rebuild pcheckout/);
+    assert.match(error.message, /apt-get install g\+\+/);
+  });
+
+  test(
+    'only prebuilds for other machines: they are named, and this one',
+    { skip: !fs.existsSync(built) && 'not built' },
+    () => {
+      const other = process.arch === 'arm64' ? 'linux-x64' : 'linux-arm64';
+      const root = packageCopy('other-prebuilds', { [`${other}/pcheckout.glibc.node`]: built });
+      const r = cli(root, [PROJECT]);
+      assert.equal(r.status, 128);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `prebuilds \\(${other}/pcheckout\\.glibc\\.node\\) are not for this machine, ${here} \\(glibc\\)`,
+        ),
+      );
+      assert.match(r.stderr, /install scripts were skipped/);
+    },
+  );
+
+  test(
+    'the prebuild for this machine is loaded, and --json says so',
+    { skip: !fs.existsSync(built) && 'not built' },
+    () => {
+      const root = packageCopy('prebuild-only', { [`${here}/pcheckout.glibc.node`]: built });
+      const src = Repo.init('prebuild-src');
+      src.write('a.txt', 'a\n').commit('one');
+      const dir = freshClone(src);
+      const r = cli(root, ['--json', '--racy-wait=never', dir]);
+      assert.equal(r.status, 0, r.stderr);
+      const summary = JSON.parse(r.stdout);
+      assert.deepEqual(summary.addon, {
+        kind: 'prebuild',
+        file: path.join(root, 'prebuilds', here, 'pcheckout.glibc.node'),
+      });
+      assert.equal(gitOut(dir, 'status', '--porcelain'), '');
+    },
+  );
+});
+
+describe('what the package ships', () => {
+  test('the tarball holds nothing outside the allow-list, and all that runs', () => {
+    // The file list as `npm pack` makes it (no scripts: no prebuild made, no rebuild).
+    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: PROJECT,
+      env: { ...process.env, HOME: os.userInfo().homedir },
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const files = JSON.parse(r.stdout.slice(r.stdout.indexOf('[')))[0].files.map((f) => f.path);
+    const outside = files.filter((f) => !ALLOWED.some((re) => re.test(f)));
+    assert.deepEqual(outside, [], 'shipped but not allowed');
+    for (const f of ['dist/lib.cjs', 'dist/index.js', 'dist/index.cjs', 'dist/cli.cjs']) {
+      assert.ok(files.includes(f), `${f} is not shipped`);
+    }
+    for (const f of [pkg.exports['.'].import.types, pkg.exports['.'].require.types]) {
+      assert.ok(files.includes(f.replace(/^\.\//, '')), `${f} is not shipped`);
+    }
+    for (const source of pkg.gypfile === false ? [] : gypSources()) {
+      assert.ok(files.includes(source), `${source} (binding.gyp) is not shipped`);
+    }
+  });
+
+  test("the bundle loads no file of the package's but itself and package.json", () => {
+    // What dist/lib.cjs reaches at run time: Node's built-ins, its own file (the orchestrator
+    // thread's script), ../package.json (the version) and the addon (build/ or prebuilds/).
+    const text = fs.readFileSync(path.join(PROJECT, 'dist', 'lib.cjs'), 'utf8');
+    const required = [...text.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
+    assert.deepEqual(
+      required.filter((m) => !/^(node:)?[a-z_]+$/.test(m)),
+      [],
+      'requires a module by path',
+    );
+    const urls = [...new Set([...text.matchAll(/new URL\("([^"]+)"/g)].map((m) => m[1]))].sort();
+    assert.deepEqual(urls, ['../package.json', './lib.cjs']);
+  });
+});
+
+/** The native sources binding.gyp compiles (and the headers beside them). */
+function gypSources() {
+  const gyp = fs.readFileSync(path.join(PROJECT, 'binding.gyp'), 'utf8');
+  return [...gyp.matchAll(/"(native\/[^"]+\.cc)"/g)].map((m) => m[1]);
+}
 
 describe('the build', () => {
   // The generated makefile holds each configuration's flags; C++ files get CFLAGS_<cfg> then

@@ -98,7 +98,7 @@ describe('racy-git wait', () => {
       assert.equal(s.racy.policy, args[0] === '--racy-wait' ? 'auto' : 'never');
     }
     const r = runCli(['--racy-wait=sometimes', freshClone(repo)]);
-    assert.equal(r.status, 2);
+    assert.equal(r.status, 129);
     assert.match(r.stderr, /ERR_INVALID_OPTION/);
   });
 

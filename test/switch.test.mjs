@@ -25,13 +25,16 @@ const pc = (op) => (dir) => checkout(dir, { ...op, racyWait: false });
 const cli = (args) => async (dir) => {
   const r = await runCli(['--json', '--no-racy-wait', ...args.map((a) => a ?? dir)]);
   if (r.status === 0) return JSON.parse(r.stdout);
-  assert.equal(r.status, 1, `exit status on refusal; stderr: ${r.stderr}`);
-  assert.equal(r.stdout, '', 'nothing on stdout on refusal');
+  assert.equal(r.status, 128, `exit status on refusal (git's fatal 128); stderr: ${r.stderr}`);
+  // On stdout, the error as JSON; on stderr, the human line as without --json.
+  const { schema, error } = JSON.parse(r.stdout);
+  assert.equal(schema, 1);
   // One line "pcheckout: CODE: headline", then git's list of paths, each line indented.
   const [line, ...rest] = r.stderr.trimEnd().split('\n');
   for (const more of rest) assert.match(more, /^ {2}/, `unindented line:\n${r.stderr}`);
   const m = /^pcheckout: (ERR_[A-Z_]+): (.*)$/.exec(line);
   assert.ok(m, `stderr is not "pcheckout: ERR_CODE: message": ${line}`);
+  assert.equal(error.code, m[1], 'the JSON error and stderr disagree');
   const paths = rest.filter((l) => l.startsWith('  \t')).map((l) => l.slice(3));
   const message = [m[2], ...rest.map((l) => l.slice(2))].join('\n');
   throw Object.assign(new Error(message), { code: m[1], paths: paths.sort() });

@@ -24,8 +24,8 @@ import type {
   ToThread,
 } from './worker.js';
 
-/** Where the orchestrator thread's bundle is: beside this module's (scripts/bundle.mjs). */
-const WORKER_URL = new URL('./call-worker.js', import.meta.url);
+/** The orchestrator thread's script: the package's bundle itself, this module's file (src/lib.ts). */
+const WORKER_URL = new URL('./lib.cjs', import.meta.url);
 const HEARTBEAT_MS = 100;
 
 // --- Worktree claims, for every pool of this process --------------------------------------
