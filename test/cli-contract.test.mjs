@@ -184,6 +184,22 @@ describe('every error code: exit 128 (129 for usage), one JSON object on stdout'
       fs.rmSync(looseObject(dir, gitOut(dir, 'rev-parse', 'HEAD:a.txt')));
       return { args: [dir] };
     },
+    ERR_FETCH: () => {
+      // A partial clone whose promisor remote has gone: git's fetch of the missing blobs fails.
+      const r = small('codes-fetch', { 'a.txt': 'a\n', 'd/b.txt': 'b\n' });
+      git(r.dir, ['config', 'uploadpack.allowFilter', 'true']);
+      const dir = tmpPath('codes-fetch-clone');
+      git(path.dirname(dir), [
+        'clone',
+        '-q',
+        '--filter=blob:none',
+        '--no-checkout',
+        `file://${r.dir}`,
+        dir,
+      ]);
+      fs.renameSync(r.dir, `${r.dir}-gone`);
+      return { args: [dir] };
+    },
     ERR_CORRUPT_OBJECT: () => {
       const dir = freshClone(base, { hardlinks: false });
       const file = looseObject(dir, gitOut(dir, 'rev-parse', 'HEAD:a.txt'));
