@@ -36,7 +36,9 @@ const NETWORK_WORKERS = 16;
 // (on a local disk the addon's default, thousands, where an lstat takes microseconds).
 const NETWORK_PATHS_PER_THREAD = 32;
 // There creates in one directory wait for its lock: at most this many writers share one.
-const NETWORK_PER_DIR = Number(process.env.PCHECKOUT_PER_DIR ?? 2);
+// bench/netfs.mjs at 1 ms RTT (batlike, its largest directory 200 files): 1 was the slowest,
+// 4 a little ahead of 2.
+const NETWORK_PER_DIR = 4;
 
 /** The call's settings, resolved once from options and config: nothing below defaults again. */
 export interface CallConfig {
