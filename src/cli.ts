@@ -252,6 +252,35 @@ export function nearestOption(typed: string): string | undefined {
     : undefined;
 }
 
+/**
+ * An option's value that looks like a negative number (`-w -1`) joined to it (`--workers=-1`):
+ * util.parseArgs would call it ambiguous, where the range check below says what is wrong.
+ */
+function negativeValuesJoined(argv: string[]): string[] {
+  const takesValue = (arg: string): string | null => {
+    for (const [name, o] of Object.entries(OPTIONS)) {
+      if (o.type !== 'string') continue;
+      if (arg === `--${name}` || ('short' in o && arg === `-${o.short}`)) return name;
+    }
+    return null;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = takesValue(arg);
+    const next = argv[i + 1];
+    if (name !== null && next !== undefined && /^-\d/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 /** util.parseArgs's complaint as a usage error: its first line, or an unknown option's "did you mean". */
 function parseFailure(err: unknown): never {
   const e = err as { code?: string; message: string };
@@ -303,7 +332,12 @@ async function main(argv: string[]): Promise<number> {
   const mainStart = performance.now();
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, tokens: true, options: OPTIONS });
+    parsed = parseArgs({
+      args: negativeValuesJoined(argv),
+      allowPositionals: true,
+      tokens: true,
+      options: OPTIONS,
+    });
   } catch (err) {
     parseFailure(err);
   }

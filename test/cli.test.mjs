@@ -185,6 +185,20 @@ describe('cli', () => {
     });
   }
 
+  test('a negative count (-w -1, --threshold -3): the range message, not "ambiguous"', () => {
+    const dir = freshClone(repo);
+    for (const [args, name, value] of [
+      [['-w', '-1'], 'workers', '-1'],
+      [['--workers', '-4'], 'workers', '-4'],
+      [['--threshold', '-3'], 'threshold', '-3'],
+    ]) {
+      const r = runCli([...args, dir]);
+      assert.equal(r.status, 129, r.stderr);
+      assert.match(r.stderr, new RegExp(`--${name} expects a whole number, got '${value}'`));
+      assert.doesNotMatch(r.stderr, /ambiguous/);
+    }
+  });
+
   test('unknown option: non-zero exit with a coded one-line error', () => {
     const dir = freshClone(repo);
     const stateBefore = targetState(dir);
