@@ -15,7 +15,8 @@ import { STAT_WORDS } from './index/write.js';
 /** An errno name ('EEXIST', 'ELOOP', …), or null for success. */
 export type Errno = string | null;
 
-const pathList = (rels: string[]): Buffer =>
+/** Latin1 paths as the addon takes a list of them: each one's bytes, NUL-terminated, concatenated. */
+export const pathList = (rels: readonly string[]): Buffer =>
   Buffer.from(rels.map((r) => `${r}\0`).join(''), 'latin1');
 
 const name = (errno: number): Errno => (errno === 0 ? null : getSystemErrorName(-errno));

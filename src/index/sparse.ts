@@ -18,6 +18,7 @@ import type { PathProtection } from '../plan/paths.js';
 import { inCone, type Cone } from '../plan/sparse.js';
 import { MODE_GITLINK, walkTree } from '../plan/tree.js';
 import type { Repo } from '../repo/repo.js';
+import { pathList } from '../worktree.js';
 import { CACHE_TREE_SIGNATURE } from './cache-tree.js';
 import { SKIP_WORKTREE, type IndexFile } from './read.js';
 import { STAT_WORDS } from './write.js';
@@ -319,7 +320,7 @@ export function collapseIndex(
     stats: outStats,
     extFlags: outFlags,
     sparse: {
-      paths: Buffer.from(dirPaths.map((p) => `${p}\0`).join(''), 'latin1'),
+      paths: pathList(dirPaths),
       oids: Buffer.concat(dirOids),
       count: dirPaths.length,
     },

@@ -14,6 +14,7 @@ import { MODE_SYMLINK } from '../plan/tree.js';
 import { fetchBlobsSync, lazyFetchDisabled, promisorRemotes } from '../repo/promisor.js';
 import type { Repo } from '../repo/repo.js';
 import type { FilterSession } from '../write/filters.js';
+import { pathList } from '../worktree.js';
 import type { Control } from './control.js';
 import type { Job } from './job.js';
 import type { CallConfig, Opened } from './open.js';
@@ -74,7 +75,7 @@ export function convertFiles(
     ? (rels: string[]): boolean[] => {
         const { status } = addon.statFiles({
           root: job.worktree,
-          paths: Buffer.from(rels.map((r) => `${r}\0`).join(''), 'latin1'),
+          paths: pathList(rels),
           threads: config.workers,
           perThread: config.probePerThread,
         });

@@ -17,6 +17,7 @@ import { EXPECTED_LAYOUT, type Addon } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { FilesystemInfo } from './filesystem.js';
+import { pathList } from '../worktree.js';
 
 export type FsyncMode = 'none' | 'file' | 'batch';
 /** How the barrier completed: nothing to do, syncfs(2), or fsyncs of paths. */
@@ -73,15 +74,11 @@ export function changedDirs(plan: Plan): string[] {
   return [...dirs];
 }
 
-function joinPaths(names: string[]): Buffer {
-  return Buffer.from(names.map((n) => `${n}\0`).join(''), 'latin1');
-}
-
 const GONE = new Set([2 /* ENOENT */, 20 /* ENOTDIR */]);
 
 function fsyncAll(addon: Addon, root: string, names: string[], threads: number): void {
   if (names.length === 0) return;
-  const errors = addon.fsyncPaths({ root, paths: joinPaths(names), threads });
+  const errors = addon.fsyncPaths({ root, paths: pathList(names), threads });
   for (let i = 0; i < errors.length; i++) {
     // A removed directory's own entry is gone with it; its parent is in the list.
     if (errors[i] !== 0 && !GONE.has(errors[i]!)) {
