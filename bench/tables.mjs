@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Markdown tables from one run.mjs results file, printed or written into a README in place.
+// Markdown tables from one run.mjs results file, printed or written into docs/benchmarks.md in place.
 //
 //   node tables.mjs <results.json>                       # print every block
-//   node tables.mjs <results.json> --write ../README.md  # rewrite the marked blocks
+//   node tables.mjs <results.json> --write ../docs/benchmarks.md  # rewrite the marked blocks
 //
-// A block in the README is everything between `<!-- bench:begin NAME -->` and
+// A block in the file is everything between `<!-- bench:begin NAME -->` and
 // `<!-- bench:end NAME -->`; --write replaces it with the block NAME rendered from the results
 // and leaves every other line of the file as it was. Names:
 //   fresh:summary          one row per corpus and filesystem: pcheckout, git's best, the ratios
@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-const USAGE = `usage: node tables.mjs <results.json> [--write <README.md>] [--only name,...]
+const USAGE = `usage: node tables.mjs <results.json> [--write <docs/benchmarks.md>] [--only name,...]
   (no --write)     print every block (fresh:all) as markdown
   --write <file>   rewrite the blocks between <!-- bench:begin NAME --> and <!-- bench:end NAME -->
   --only <names>   with --write, only these blocks (default: every block the results can fill)

@@ -30,7 +30,7 @@ export interface EngineOptions {
   /**
    * Watch each worktree between calls (inotify, on local filesystems), so that a restore or a
    * forced checkout looks only at what changed since the previous call instead of lstat-ing
-   * every tracked file (see "Warm engine" in the README for what a watch cannot see). Default
+   * every tracked file (see "The worktree watch" in docs/api.md for what a watch cannot see). Default
    * true.
    */
   watch?: boolean;

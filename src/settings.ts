@@ -14,7 +14,7 @@ import type { Progress } from './run/control.js';
 
 export interface CheckoutOptions {
   /**
-   * A revision as `git checkout` takes it (branch, tag, id, `-`, `rev~n`, …; README's
+   * A revision as `git checkout` takes it (branch, tag, id, `-`, `rev~n`, …; docs/git.md's
    * Revisions); default: HEAD. A tree only for materialize.
    */
   ref?: string;
@@ -56,7 +56,7 @@ export interface CheckoutOptions {
   /**
    * Durability of the worktree before the index is committed: `'none'`, `'file'` (fsync each
    * file and changed directory) or `'batch'` (writeback started per file, one barrier). Default:
-   * the `pcheckout.fsync` config key, else `'none'`. See the README for what each guarantees.
+   * the `pcheckout.fsync` config key, else `'none'`. See docs/filesystems.md for what each guarantees.
    */
   fsync?: FsyncMode;
   /**

@@ -1,4 +1,4 @@
-// A held HEAD.lock: a deliberate difference from git (README "Crashes, locks and limits").
+// A held HEAD.lock: a deliberate difference from git (docs/git.md, "Deliberate differences from git").
 // git writes the worktree and the index, then fails to move HEAD with exit 128; pcheckout
 // takes HEAD.lock before it writes anything and refuses with ERR_REF_LOCKED, nothing changed.
 

@@ -29,7 +29,7 @@ import type { Job } from './job.js';
 const DEFAULT_THRESHOLD = 100;
 // On a network filesystem each create, write and close waits for the server, so more writers
 // than cores pay: 16 (git's NFS prototype used 16). Measured with bench/netfs.mjs (sshfs, client
-// and server sharing 2 cores; README "Network filesystems"): with native writer threads 8–32 are
+// and server sharing 2 cores; docs/filesystems.md "Network filesystems"): with native writer threads 8–32 are
 // within a few percent of each other and 2–4 up to 1.5x slower.
 const NETWORK_WORKERS = 16;
 // There each lstat of the probe waits for the server too: a thread for every few dozen paths
