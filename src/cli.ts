@@ -45,10 +45,11 @@ Options:
                         checkout.thresholdForParallelism, else 100)
       --racy-wait <when> auto (default): wait for the clock to leave the second of the
                         newest file before writing the index only when git's re-hash of the
-                        files written in that second would cost more; always; never (see README)
+                        files written in that second would cost more; always; never
+                        (docs/git.md, racy git)
       --no-racy-wait    the same as --racy-wait=never
       --fsync <mode>    none, file or batch: make the worktree durable before the index
-                        (default: pcheckout.fsync, else none; see README)
+                        (default: pcheckout.fsync, else none; docs/filesystems.md)
       --dry-run         touch nothing: list what would be created (A), updated (M) and
                         deleted (D), or what stops the checkout (exit 1)
       --json            print the summary as JSON on stdout, or an error as
