@@ -169,7 +169,7 @@ export class LockFile {
   }
 }
 
-function fsyncDir(dir: string): void {
+export function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
   try {
     fsyncSync(fd);

@@ -751,16 +751,17 @@ describe('malformed and unsupported index files', () => {
     corrupt(rehash(stray), /stray bytes/);
   });
 
-  test('a split index (git update-index --split-index) is unsupported', () => {
+  test('a split index (git update-index --split-index): read merged with its shared index', () => {
     const repo = fixtures().plain.copy('index-split');
+    const whole = readIndex(indexPath(repo.dir));
     git(repo.dir, ['update-index', '--split-index']);
-    assertPcheckoutError(
-      () => readIndex(indexPath(repo.dir)),
-      'ERR_UNSUPPORTED',
-      /split index.*--no-split-index/,
-    );
-    git(repo.dir, ['update-index', '--no-split-index']);
-    assert.ok(readIndex(indexPath(repo.dir)).entries.count > 300);
+    const split = readIndex(indexPath(repo.dir));
+    assert.ok(split.split, 'read as a split index');
+    assert.ok(whole.entries.count > 300);
+    assert.equal(split.entries.count, whole.entries.count);
+    // Stat data included (git smudges racily clean entries as it writes the split).
+    assert.deepEqual(ourEntries(split), gitEntries(repo.dir));
+    // (The rest: test/split-index.test.mjs.)
   });
 
   test('a sparse index (git sparse-checkout --sparse-index): its directory entries read', () => {

@@ -511,13 +511,4 @@ describe('reading a sparse index', () => {
       );
     });
   }
-
-  test('a split index stays ERR_UNSUPPORTED, and says so', async () => {
-    const dir = tmpDir('split');
-    git(dir, ['clone', '-q', repo, '.']);
-    git(dir, ['update-index', '--split-index']);
-    await assert.rejects(checkout(dir, { ref: 'A', racyWait: false }), (err) => {
-      return err.code === 'ERR_UNSUPPORTED' && /a split index is not supported/.test(err.message);
-    });
-  });
 });

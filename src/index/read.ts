@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { loadAddon } from '../addon.js';
 import { PcheckoutError, fromNative } from '../errors.js';
 import { EntryList } from '../plan/entries.js';
+import { isNullOid, mergeSplitIndex, sharedIndexName, type SplitOrigin } from './split.js';
 
 /** Extended flag bits (the second 16-bit flags word of a version 3/4 entry). */
 export const SKIP_WORKTREE = 0x4000;
@@ -39,6 +41,11 @@ export interface IndexFile {
    * file as read, and per entry here the entry of that file it is (-1: one from a directory).
    */
   expandedFrom?: { file: IndexFile; origin: Int32Array } | undefined;
+  /**
+   * Set for a split index (index/split.ts): the shared index its entries were merged with.
+   * `raw` is then the index file itself, and `offsets` is empty (no in-place update).
+   */
+  split?: SplitOrigin | undefined;
 }
 
 const HEADER = 12;
@@ -48,11 +55,36 @@ const MIN_ENTRY = 64; // the fixed part, at least a NUL, padded (v2/v3) or a var
 /**
  * Reads the git index at `path` (gitformat-index versions 2, 3 and 4); returns null when the file
  * does not exist. Throws ERR_CORRUPT_INDEX for a malformed file, a bad checksum or a malformed
- * sparse directory entry, and ERR_UNSUPPORTED for a split index or any other required
- * extension. A sparse index is read as it is (its directory entries as entries): see
- * index/sparse.ts for its expansion.
+ * sparse directory entry, a split index whose shared index is missing or damaged, and
+ * ERR_UNSUPPORTED for a required extension it does not know. A split index is read merged with
+ * its shared index (index/split.ts); a sparse index as it is (its directory entries as
+ * entries): see index/sparse.ts for its expansion.
  */
 export function readIndex(path: string): IndexFile | null {
+  const read = readIndexFile(path);
+  if (read === null) return null;
+  const { file, link } = read;
+  if (link === null) return file;
+  // The shared index lies beside the index file (git looks in the git directory first, which
+  // is where pcheckout's index files are).
+  const sharedPath = join(dirname(path), sharedIndexName(link, path));
+  let shared: IndexFile | null = null;
+  if (!isNullOid(link.subarray(0, HASH))) {
+    const base = readIndexFile(sharedPath);
+    if (base === null) {
+      throw corrupt(path, `its shared index ${sharedPath} is missing (a split index)`);
+    }
+    if (base.link !== null) throw corrupt(sharedPath, 'a shared index is itself split');
+    if (!base.file.raw.subarray(base.file.raw.length - HASH).equals(link.subarray(0, HASH))) {
+      throw corrupt(sharedPath, `its checksum is not the one ${path} names`);
+    }
+    shared = base.file;
+  }
+  return mergeSplitIndex(file, link, path, sharedPath, shared);
+}
+
+/** One index file as it is: a split index's link extension apart, not yet merged. */
+function readIndexFile(path: string): { file: IndexFile; link: Buffer | null } | null {
   // Mapped, not read: reading 8 MB (the Linux tree's index) into fresh memory faults in every
   // page, which costs more than parsing it.
   let mapped: ReturnType<ReturnType<typeof loadAddon>['mapFile']>;
@@ -73,7 +105,11 @@ function unsupported(path: string, what: string): PcheckoutError {
   return new PcheckoutError('ERR_UNSUPPORTED', `index file ${path}: ${what}`, { path });
 }
 
-function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: number }): IndexFile {
+function parseIndex(
+  buf: Buffer,
+  path: string,
+  mtime: { sec: number; nsec: number },
+): { file: IndexFile; link: Buffer | null } {
   if (buf.length < HEADER + HASH) {
     throw corrupt(path, `${buf.length} bytes is too short for an index`);
   }
@@ -113,6 +149,7 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
   const paths = parsed.paths.subarray(0, parsed.pathsLength);
   const problem = parsed.problem ?? null;
   let sdir = false;
+  let link: Buffer | null = null;
   let pos = parsed.endOfEntries;
 
   const extensions: { signature: string; data: Buffer }[] = [];
@@ -128,11 +165,8 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
       // Optional (A-Z): kept, copied so the file's buffer is not held.
       extensions.push({ signature, data: Buffer.from(buf.subarray(pos + 8, pos + 8 + size)) });
     } else if (signature === 'link') {
-      throw unsupported(
-        path,
-        'a split index is not supported; run `git update-index --no-split-index` ' +
-          '(and unset core.splitIndex) first',
-      );
+      // A split index (index/split.ts): its entries are merged with the shared index's.
+      link = Buffer.from(buf.subarray(pos + 8, pos + 8 + size));
     } else if (signature === 'sdir') {
       // A sparse index (gitformat-index, "Sparse Directory Entries"): no data.
       sdir = true;
@@ -146,10 +180,12 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
     }
     pos += 8 + size;
   }
-  if (problem !== null) throw corrupt(path, problem);
+  // A split index's own entries are unsorted, and replacements have empty names: its checks
+  // are made as it is merged.
+  if (problem !== null && link === null) throw corrupt(path, problem);
 
   const entries = new EntryList({ count, paths, oids, modes, starts: parsed.starts });
-  return {
+  const file: IndexFile = {
     version,
     entries,
     stats,
@@ -164,4 +200,5 @@ function parseIndex(buf: Buffer, path: string, mtime: { sec: number; nsec: numbe
     sparse: sdir || parsed.sparseDirs > 0,
     sparseDirs: parsed.sparseDirs,
   };
+  return { file, link };
 }

@@ -3,6 +3,7 @@
  * with fresh), after the racy-git wait if it pays, committed over the old one; then what a warm
  * engine's watch may take as known next time.
  */
+import { dirname } from 'node:path';
 import {
   CACHE_TREE_SIGNATURE,
   cacheTreeExtension,
@@ -18,6 +19,13 @@ import {
   sparseIndexAllowed,
   type CollapsedIndex,
 } from '../index/sparse.js';
+import {
+  buildSplitIndex,
+  expireSharedIndexes,
+  freshenSharedIndex,
+  writeSharedIndex,
+  type SplitFiles,
+} from '../index/split-write.js';
 import { STAT_WORDS, buildIndex, patchIndex } from '../index/write.js';
 import { killPoint } from '../kill-point.js';
 import type { EntryList } from '../plan/entries.js';
@@ -109,6 +117,8 @@ function sparseIndex(
   stats: Uint32Array,
 ): CollapsedIndex | null {
   if (!sparseIndexAllowed(job.repo, cone)) return null;
+  // As git (is_sparse_index_allowed): a split index is never sparse.
+  if (opened.split.split) return null;
   // A restore or a checkout of paths has no tree to collapse a full index with (git would
   // hash the trees of its own): a full index read stays full.
   if ((opened.mode === 'restore' || opened.mode === 'paths') && !opened.current?.sparse) {
@@ -122,6 +132,14 @@ function sparseIndex(
         : null,
     current: opened.current,
   });
+}
+
+/** An extension as read (index/read.ts), whole again: signature, size, data. */
+function wholeExtension({ signature, data }: { signature: string; data: Buffer }): Buffer {
+  const head = Buffer.alloc(8);
+  head.write(signature, 0, 'latin1');
+  head.writeUInt32BE(data.length, 4);
+  return Buffer.concat([head, data]);
 }
 
 /** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
@@ -159,27 +177,39 @@ export async function commitIndex(
   const sparse = sparseIndex(job, cone, opened, walked, plan, stats);
   // A restore keeps the entries as they are: the old file gets new stat data in place (a
   // sparse index read, when it is written sparse again).
+  // (A split index read is one file of two: it is written whole.)
+  const readSplit = current?.split ?? current?.expandedFrom?.file.split;
   const inPlace =
     mode === 'restore' &&
     current !== null &&
+    readSplit === undefined &&
+    !opened.split.split &&
     plan.result.count === current.entries.count &&
     (current.sparse === true) === (sparse !== null);
-  const index = inPlace
-    ? current.expandedFrom
-      ? patchSparse(current, stats)
-      : patchIndex(current.raw, current.offsets, current.stats, stats)
-    : [
-        buildIndex(sparse?.entries ?? plan.result, sparse?.stats ?? stats, {
-          extFlags: sparse?.extFlags ?? plan.extFlags,
-          version: indexVersion(job.repo, current),
-          extensions: [
+  const options = {
+    extFlags: sparse?.extFlags ?? plan.extFlags,
+    version: indexVersion(job.repo, current),
+    extensions:
+      // A restore keeps the entries, and so the extensions, as they were (see inPlace).
+      mode === 'restore' && current !== null && !current.expandedFrom
+        ? current.extensions.map(wholeExtension)
+        : [
             ...(mode === 'paths'
               ? pathsCacheTree(current, plan, sparse)
               : cacheTree(mode, walked.targetWalk, walked.targetEntries, plan, sparse)),
             ...(sparse ? [sparseExtension()] : []),
           ],
-        }),
-      ];
+  };
+  // A split index (core.splitIndex, index/split-write.ts): the index file, and perhaps a new
+  // shared index written before it.
+  const split: SplitFiles | null = opened.split.split
+    ? buildSplitIndex(plan.result, stats, options, readSplit, opened.split)
+    : null;
+  const index = inPlace
+    ? current.expandedFrom
+      ? patchSparse(current, stats)
+      : patchIndex(current.raw, current.offsets, current.stats, stats)
+    : [split?.main ?? buildIndex(sparse?.entries ?? plan.result, sparse?.stats ?? stats, options)];
   const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), [
     ...plan.files.map((f) => f.index),
     ...plan.symlinks,
@@ -188,12 +218,17 @@ export async function commitIndex(
   // Nothing changed (a no-op refresh, a restore with nothing to do): the index on disk already
   // says all of it, byte for byte; the lock is let go instead of a rewrite, as git leaves an
   // index it did not change.
-  if (current !== null && sameBytes(index, current.raw)) {
+  if (current !== null && !split?.shared && sameBytes(index, current.raw)) {
     indexLock.rollback();
     opened.watch?.record(indexIdentity(job.indexPath), plan.result, plan.verified, inPlace);
     return { racy, waited: 0 };
   }
   const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
+  const gitDir = dirname(job.indexPath);
+  const durable = config.fsync !== 'none';
+  const sharedPath = split?.shared
+    ? writeSharedIndex(gitDir, split.shared, job.repo.shared, durable)
+    : null;
   indexLock.writeAll(index);
   if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
     // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
@@ -202,7 +237,9 @@ export async function commitIndex(
   killPoint();
   // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
   // the target and HEAD the old commit — a state git reads as staged changes, not damage.
-  indexLock.commit(config.fsync !== 'none');
+  indexLock.commit(durable);
+  if (sharedPath !== null) expireSharedIndexes(gitDir, sharedPath, opened.split.expireBefore);
+  else if (split?.keptPath) freshenSharedIndex(split.keptPath);
   // What the next call may take as known: none of it where collisions rewrote files.
   opened.watch?.record(
     indexIdentity(job.indexPath),

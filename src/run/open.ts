@@ -10,6 +10,7 @@ import { loadAddon, type Addon, type NativeOdb } from '../addon.js';
 import { PcheckoutError, fromSystem } from '../errors.js';
 import { readIndex, type IndexFile } from '../index/read.js';
 import { expandIndex } from '../index/sparse.js';
+import { splitConfig, type SplitConfig } from '../index/split-write.js';
 import { killPoint } from '../kill-point.js';
 import { LockFile } from '../lock.js';
 import { MAX_WORKERS } from '../options.js';
@@ -123,6 +124,8 @@ export interface Opened {
   readonly mode: Mode;
   /** The index as it is (null: none); a sparse index expanded (index/sparse.ts). */
   readonly current: IndexFile | null;
+  /** Whether the new index is written split, and how (core.splitIndex, splitIndex.*). */
+  readonly split: SplitConfig;
   readonly store: Store;
   readonly odb: NativeOdb;
   /** The worktree as a directory handle (null: a dry run into a directory not made yet). */
@@ -151,6 +154,7 @@ export function open(job: Job, config: CallConfig, resources: Resources): Opened
   try {
     const read = readIndex(job.indexPath);
     const mode = chooseMode(job, read);
+    const split = splitConfig(repo.config, read, job.materialize);
     const store = resources.store(repo.objectDirs);
     addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
     // A sparse index is planned with as the full index git's ensure_full_index makes of it.
@@ -176,6 +180,7 @@ export function open(job: Job, config: CallConfig, resources: Resources): Opened
       addon,
       mode,
       current,
+      split,
       store,
       odb: store.odb,
       worktree,
