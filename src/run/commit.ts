@@ -190,8 +190,9 @@ export async function commitIndex(
     extFlags: sparse?.extFlags ?? plan.extFlags,
     version: indexVersion(job.repo, current),
     extensions:
-      // A restore keeps the entries, and so the extensions, as they were (see inPlace).
-      mode === 'restore' && current !== null && !current.expandedFrom
+      // A restore of a split index keeps the entries, and so the extensions, as they were
+      // (as inPlace does for a whole one).
+      mode === 'restore' && current !== null && readSplit !== undefined && !current.expandedFrom
         ? current.extensions.map(wholeExtension)
         : [
             ...(mode === 'paths'
