@@ -30,7 +30,7 @@ import type { GitConfig } from '../repo/config.js';
 import { writeEwah } from './ewah.js';
 import type { IndexFile } from './read.js';
 import type { SplitOrigin } from './split.js';
-import { buildIndex, type BuildIndexOptions } from './write.js';
+import { buildIndex, extensionBytes, type BuildIndexOptions } from './write.js';
 
 /** What core.splitIndex and the splitIndex.* settings ask of the index a call writes. */
 export interface SplitConfig {
@@ -119,11 +119,7 @@ export interface SplitFiles {
 
 /** The link extension (signature, size, data). */
 function linkExtension(oid: Buffer, deleted: number[], replaced: number[]): Buffer {
-  const data = Buffer.concat([oid, writeEwah(deleted), writeEwah(replaced)]);
-  const head = Buffer.alloc(8);
-  head.write('link', 0, 'latin1');
-  head.writeUInt32BE(data.length, 4);
-  return Buffer.concat([head, data]);
+  return extensionBytes('link', Buffer.concat([oid, writeEwah(deleted), writeEwah(replaced)]));
 }
 
 /** Whether new entry i is shared entry j as it is on disk (name, stage and all). */

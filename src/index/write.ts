@@ -69,6 +69,14 @@ export function buildIndex(
   return buf;
 }
 
+/** An index extension whole, as it is written after the entries: signature, size, data. */
+export function extensionBytes(signature: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.write(signature, 0, 'latin1');
+  head.writeUInt32BE(data.length, 4);
+  return Buffer.concat([head, data]);
+}
+
 /** The bytes of a typed array, as a Buffer over the same memory. */
 export function bytesOf(a: Uint16Array | Uint32Array): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);

@@ -26,7 +26,7 @@ import {
   writeSharedIndex,
   type SplitFiles,
 } from '../index/split-write.js';
-import { STAT_WORDS, buildIndex, patchIndex } from '../index/write.js';
+import { STAT_WORDS, buildIndex, extensionBytes, patchIndex } from '../index/write.js';
 import { killPoint } from '../kill-point.js';
 import type { EntryList } from '../plan/entries.js';
 import type { Mode, Plan } from '../plan/plan.js';
@@ -134,14 +134,6 @@ function sparseIndex(
   });
 }
 
-/** An extension as read (index/read.ts), whole again: signature, size, data. */
-function wholeExtension({ signature, data }: { signature: string; data: Buffer }): Buffer {
-  const head = Buffer.alloc(8);
-  head.write(signature, 0, 'latin1');
-  head.writeUInt32BE(data.length, 4);
-  return Buffer.concat([head, data]);
-}
-
 /** The new index: the plan's kept entries with their stat data, the written ones with fresh. */
 function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
   const stats = plan.stats.slice();
@@ -193,7 +185,7 @@ export async function commitIndex(
       // A restore of a split index keeps the entries, and so the extensions, as they were
       // (as inPlace does for a whole one).
       mode === 'restore' && current !== null && readSplit !== undefined && !current.expandedFrom
-        ? current.extensions.map(wholeExtension)
+        ? current.extensions.map((e) => extensionBytes(e.signature, e.data))
         : [
             ...(mode === 'paths'
               ? pathsCacheTree(current, plan, sparse)
