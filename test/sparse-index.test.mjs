@@ -37,6 +37,7 @@ import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { readIndex as readIndexFile } from '../dist/index/read.js';
 import { assertCacheTreeVerifies, cacheTreeBytes } from './helpers/cache-tree.mjs';
+import { indexLayout } from './helpers/index-layout.mjs';
 import { Repo, fakeCommitId, freshClone, git, gitOut, gitTry, tmpDir } from './helpers/git.mjs';
 import {
   assertSameSnapshot,
@@ -103,35 +104,6 @@ function sparseIndexSet(dir, dirs = CONE) {
 }
 
 const patternsFile = (dir) => path.join(dir, '.git', 'info', 'sparse-checkout');
-
-/** The index file's version, entry count and extension signatures (versions 2, 3 and 4). */
-function indexLayout(dir) {
-  const buf = fs.readFileSync(path.join(dir, '.git', 'index'));
-  assert.equal(buf.toString('latin1', 0, 4), 'DIRC');
-  const version = buf.readUInt32BE(4);
-  assert.ok(version >= 2 && version <= 4, `index version ${version}`);
-  const count = buf.readUInt32BE(8);
-  let pos = 12;
-  for (let i = 0; i < count; i++) {
-    const flags = buf.readUInt16BE(pos + 60);
-    const fixed = 62 + (flags & 0x4000 ? 2 : 0);
-    if (version === 4) {
-      let p = pos + fixed;
-      while (buf[p] & 0x80) p++; // the strip count's varint
-      pos = buf.indexOf(0, p + 1) + 1;
-      continue;
-    }
-    const nul = buf.indexOf(0, pos + fixed);
-    pos += (fixed + (nul - pos - fixed) + 8) & ~7;
-  }
-  const extensions = [];
-  while (pos < buf.length - 20) {
-    extensions.push(buf.toString('latin1', pos, pos + 4));
-    pos += 8 + buf.readUInt32BE(pos + 4);
-  }
-  assert.equal(pos, buf.length - 20, 'extensions end at the checksum');
-  return { version, count, extensions };
-}
 
 /** `ls-files --sparse --debug`: Map(path → { stat, flags }). */
 function debugEntries(dir) {

@@ -15,6 +15,7 @@ import { before, describe, test } from 'node:test';
 import { checkout } from '../dist/index.js';
 import { readEwah, writeEwah } from '../dist/index/ewah.js';
 import { readIndex } from '../dist/index/read.js';
+import { indexLayout as layout } from './helpers/index-layout.mjs';
 import { Repo, freshClone, git, gitOut, gitTry, prng } from './helpers/git.mjs';
 import { compareTwins, makeTwins } from './helpers/twin.mjs';
 
@@ -45,37 +46,6 @@ function buildRepo() {
   r.branch('big', r.commit('big'));
   git(r.dir, ['checkout', '-q', 'base']);
   return r;
-}
-
-/** The index file's extension signatures, and the link's shared index id (null: none). */
-function layout(dir) {
-  const file = path.join(dir, '.git', 'index');
-  const buf = fs.readFileSync(file);
-  const version = buf.readUInt32BE(4);
-  const count = buf.readUInt32BE(8);
-  let pos = 12;
-  for (let i = 0; i < count; i++) {
-    const flags = buf.readUInt16BE(pos + 60);
-    const fixed = 62 + (flags & 0x4000 ? 2 : 0);
-    if (version === 4) {
-      let p = pos + fixed;
-      while (buf[p] & 0x80) p++;
-      pos = buf.indexOf(0, p + 1) + 1;
-      continue;
-    }
-    const nul = buf.indexOf(0, pos + fixed);
-    pos += (fixed + (nul - pos - fixed) + 8) & ~7;
-  }
-  const extensions = [];
-  let link = null;
-  while (pos < buf.length - 20) {
-    const sig = buf.toString('latin1', pos, pos + 4);
-    extensions.push(sig);
-    if (sig === 'link') link = buf.toString('hex', pos + 8, pos + 28);
-    pos += 8 + buf.readUInt32BE(pos + 4);
-  }
-  assert.equal(pos, buf.length - 20, 'extensions end at the checksum');
-  return { version, count, extensions, link };
 }
 
 const sharedIndexes = (dir) =>
