@@ -140,9 +140,114 @@ function sameEntry(
   return entries.oids.compare(shared.entries.oids, 20 * j, 20 * j + 20, 20 * i, 20 * i + 20) === 0;
 }
 
+/** How the new entries differ from a shared index: by position in each. */
+interface SplitDiff {
+  /** Shared entries gone. */
+  readonly deleted: number[];
+  /** Shared entries replaced, and the new entries that replace them (the same order). */
+  readonly replacedBase: number[];
+  readonly replacedNew: number[];
+  /** New entries at paths the shared index lacks. */
+  readonly added: number[];
+  /** Replacements of another blob or mode: what git counts, with the added, as not shared. */
+  readonly changed: number;
+}
+
+/** The new entries against the shared index, walked together in index order. */
+function diffShared(
+  entries: EntryList,
+  stats: Uint32Array,
+  ext: Uint16Array | undefined,
+  shared: IndexFile,
+): SplitDiff {
+  const diff = {
+    deleted: [] as number[],
+    replacedBase: [] as number[],
+    replacedNew: [] as number[],
+  };
+  const added: number[] = [];
+  let changed = 0;
+  const se = shared.entries;
+  const n = entries.count;
+  const nb = se.count;
+  let i = 0;
+  let j = 0;
+  while (i < n || j < nb) {
+    const c =
+      i >= n
+        ? 1
+        : j >= nb
+          ? -1
+          : entries.paths.compare(
+              se.paths,
+              se.starts[j]!,
+              se.starts[j + 1]! - 1,
+              entries.starts[i]!,
+              entries.starts[i + 1]! - 1,
+            ) || -shared.stages[j]!;
+    if (c < 0) added.push(i++);
+    else if (c > 0) diff.deleted.push(j++);
+    else {
+      if (!sameEntry(entries, stats, ext, i, shared, j)) {
+        diff.replacedBase.push(j);
+        diff.replacedNew.push(i);
+        if (
+          entries.modes[i] !== se.modes[j] ||
+          entries.oids.compare(se.oids, 20 * j, 20 * j + 20, 20 * i, 20 * i + 20) !== 0
+        ) {
+          changed++;
+        }
+      }
+      i++;
+      j++;
+    }
+  }
+  return { ...diff, added, changed };
+}
+
+/** The index file's own entries: the replacements (no name) in the shared index's order, then the added. */
+function ownEntries(
+  entries: EntryList,
+  stats: Uint32Array,
+  ext: Uint16Array | undefined,
+  { replacedNew, added }: SplitDiff,
+): { list: EntryList; stats: Uint32Array; extFlags: Uint16Array } {
+  const picks = [...replacedNew, ...added];
+  const count = picks.length;
+  let bytes = 0;
+  for (const i of added) bytes += entries.starts[i + 1]! - entries.starts[i]!;
+  const paths = Buffer.alloc(replacedNew.length + bytes);
+  const starts = new Uint32Array(count + 1);
+  const oids = Buffer.allocUnsafe(20 * count);
+  const modes = new Uint32Array(count);
+  const ownStats = new Uint32Array(count * STAT_WORDS);
+  const extFlags = new Uint16Array(count);
+  let pos = 0;
+  picks.forEach((i, k) => {
+    starts[k] = pos;
+    if (k < replacedNew.length) pos++;
+    else pos += entries.paths.copy(paths, pos, entries.starts[i]!, entries.starts[i + 1]!);
+    entries.oids.copy(oids, 20 * k, 20 * i, 20 * i + 20);
+    modes[k] = entries.modes[i]!;
+    ownStats.set(stats.subarray(i * STAT_WORDS, (i + 1) * STAT_WORDS), k * STAT_WORDS);
+    extFlags[k] = ext?.[i] ?? 0;
+  });
+  starts[count] = pos;
+  return { list: new EntryList({ count, paths, oids, modes, starts }), stats: ownStats, extFlags };
+}
+
+const NO_ENTRIES = (): EntryList =>
+  new EntryList({
+    count: 0,
+    paths: Buffer.alloc(0),
+    oids: Buffer.alloc(0),
+    modes: new Uint32Array(0),
+  });
+
 /**
  * The files of a split index for `entries` (at stage 0, with `stats`), against the shared
- * index the index read was split with (`origin`; none: a new shared index is written).
+ * index the index read was split with (`origin`; none: a new shared index is written, as
+ * when more than splitIndex.maxPercentChange of the entries would not be shared).
  */
 export function buildSplitIndex(
   entries: EntryList,
@@ -152,96 +257,29 @@ export function buildSplitIndex(
   config: SplitConfig,
 ): SplitFiles {
   const shared = origin?.shared ?? null;
-  const deleted: number[] = [];
-  const replacedBase: number[] = [];
-  const replacedNew: number[] = [];
-  const added: number[] = [];
-  let changed = 0; // replacements of another blob or mode: what git counts as not shared
-  if (shared !== null) {
-    const se = shared.entries;
-    const n = entries.count;
-    const nb = se.count;
-    let i = 0;
-    let j = 0;
-    while (i < n || j < nb) {
-      const c =
-        i >= n
-          ? 1
-          : j >= nb
-            ? -1
-            : entries.paths.compare(
-                se.paths,
-                se.starts[j]!,
-                se.starts[j + 1]! - 1,
-                entries.starts[i]!,
-                entries.starts[i + 1]! - 1,
-              ) || -shared.stages[j]!;
-      if (c < 0) added.push(i++);
-      else if (c > 0) deleted.push(j++);
-      else {
-        if (!sameEntry(entries, stats, options.extFlags, i, shared, j)) {
-          replacedBase.push(j);
-          replacedNew.push(i);
-          if (
-            entries.modes[i] !== se.modes[j] ||
-            entries.oids.compare(se.oids, 20 * j, 20 * j + 20, 20 * i, 20 * i + 20) !== 0
-          ) {
-            changed++;
-          }
-        }
-        i++;
-        j++;
-      }
-    }
-  }
-  const notShared = added.length + changed;
+  const diff = shared === null ? null : diffShared(entries, stats, options.extFlags, shared);
+  const notShared = diff === null ? 0 : diff.added.length + diff.changed;
   const newShared =
-    shared === null ||
+    diff === null ||
     config.maxPercentChange === 0 ||
     (config.maxPercentChange < 100 && entries.count * config.maxPercentChange < notShared * 100);
   if (newShared) {
     const file = buildIndex(entries, stats, { ...options, extensions: [] });
     const oid = file.subarray(file.length - 20);
-    const main = buildIndex(
-      new EntryList({
-        count: 0,
-        paths: Buffer.alloc(0),
-        oids: Buffer.alloc(0),
-        modes: new Uint32Array(0),
-      }),
-      new Uint32Array(0),
-      { version: options.version, extensions: [linkExtension(oid, [], []), ...options.extensions] },
-    );
+    const main = buildIndex(NO_ENTRIES(), new Uint32Array(0), {
+      version: options.version,
+      extensions: [linkExtension(oid, [], []), ...options.extensions],
+    });
     return { main, shared: file, keptPath: null };
   }
-  // The index file's entries: the replacements in the shared index's order, then the added.
-  const picks = [...replacedNew, ...added];
-  const count = picks.length;
-  let bytes = 0;
-  for (let k = replacedNew.length; k < count; k++) {
-    bytes += entries.starts[picks[k]! + 1]! - entries.starts[picks[k]!]!;
-  }
-  const paths = Buffer.alloc(replacedNew.length + bytes);
-  const starts = new Uint32Array(count + 1);
-  const oids = Buffer.allocUnsafe(20 * count);
-  const modes = new Uint32Array(count);
-  const mainStats = new Uint32Array(count * STAT_WORDS);
-  const mainExt = new Uint16Array(count);
-  let pos = 0;
-  picks.forEach((i, k) => {
-    starts[k] = pos;
-    if (k < replacedNew.length) pos++;
-    else pos += entries.paths.copy(paths, pos, entries.starts[i]!, entries.starts[i + 1]!);
-    entries.oids.copy(oids, 20 * k, 20 * i, 20 * i + 20);
-    modes[k] = entries.modes[i]!;
-    mainStats.set(stats.subarray(i * STAT_WORDS, (i + 1) * STAT_WORDS), k * STAT_WORDS);
-    mainExt[k] = options.extFlags?.[i] ?? 0;
-  });
-  starts[count] = pos;
-  const main = buildIndex(new EntryList({ count, paths, oids, modes, starts }), mainStats, {
+  const own = ownEntries(entries, stats, options.extFlags, diff);
+  const main = buildIndex(own.list, own.stats, {
     version: options.version,
-    extFlags: mainExt,
-    extensions: [linkExtension(origin!.oid, deleted, replacedBase), ...options.extensions],
+    extFlags: own.extFlags,
+    extensions: [
+      linkExtension(origin!.oid, diff.deleted, diff.replacedBase),
+      ...options.extensions,
+    ],
   });
   return { main, shared: null, keptPath: origin!.path };
 }

@@ -94,6 +94,135 @@ function checkEntry(mode: number, name: Buffer, ext: number, stage: number): str
   return '';
 }
 
+/** The link extension's delete and replace bitmaps, each a list of shared entries' positions. */
+function readBitmaps(
+  link: Buffer,
+  path: string,
+  nb: number,
+): { deleted: number[]; replaced: number[] } {
+  if (link.length <= HASH) return { deleted: [], replaced: [] };
+  const d = readEwah(link, HASH, link.length, nb);
+  const r = d && readEwah(link, d.end, link.length, nb);
+  if (!d || !r) throw corrupt(path, 'the link extension has a malformed bitmap');
+  if (r.end !== link.length) throw corrupt(path, 'garbage at the end of the link extension');
+  return { deleted: d.bits, replaced: r.bits };
+}
+
+/** The index file's entries: a name for each added one, none for each replacement. */
+function checkNames(main: IndexFile, replacements: number, path: string): void {
+  const nm = main.entries.count;
+  if (replacements > nm) {
+    throw corrupt(path, `it replaces ${replacements} shared entries but holds ${nm} entries`);
+  }
+  for (let k = 0; k < nm; k++) {
+    const empty = main.entries.starts[k + 1]! - main.entries.starts[k]! === 1;
+    if (k < replacements && !empty) {
+      throw corrupt(path, `entry ${k} replaces a shared entry, and should have no name`);
+    }
+    if (k >= replacements && empty) throw corrupt(path, `entry ${k} has an empty path`);
+  }
+}
+
+/**
+ * What becomes of each shared entry — `action[j]`: -1 kept, -2 gone, k >= 0 replaced by main's
+ * entry k — and, by shared position, main's added entries that go before it (sorted as git
+ * writes them; the same path at the same stage replaces the shared entry, a merged entry every
+ * stage).
+ */
+function planMerge(
+  main: IndexFile,
+  shared: IndexFile | null,
+  { deleted, replaced }: { deleted: number[]; replaced: number[] },
+  path: string,
+): { action: Int32Array; before: Map<number, number[]> } {
+  const nb = shared?.entries.count ?? 0;
+  const action = new Int32Array(nb).fill(-1);
+  replaced.forEach((j, k) => (action[j] = k));
+  for (const j of deleted) action[j] = -2;
+  const before = new Map<number, number[]>();
+  for (let k = replaced.length; k < main.entries.count; k++) {
+    if (k > replaced.length && compare(main, k - 1, main, k) >= 0) {
+      throw corrupt(path, `entries ${k - 1} and ${k} are not sorted by path`);
+    }
+    if (shared === null) continue;
+    const at = lowerBound(shared, main, k);
+    let first = at;
+    while (first > 0 && sameName(shared, first - 1, main, k)) first--;
+    for (let j = first; j < nb && sameName(shared, j, main, k); j++) {
+      if (action[j] === -2) continue;
+      if (main.stages[k] === 0 || shared.stages[j] === main.stages[k]) action[j] = -2;
+      else if (shared.stages[j] === 0) {
+        throw corrupt(path, `entry ${k} is unmerged where the shared index has a merged entry`);
+      }
+    }
+    const list = before.get(at);
+    if (list) list.push(k);
+    else before.set(at, [k]);
+  }
+  return { action, before };
+}
+
+/** The merged entries' arrays, filled in index order by runs of one file or the other. */
+class MergedEntries {
+  readonly paths: Buffer;
+  readonly starts: Uint32Array;
+  readonly oids: Buffer;
+  readonly modes: Uint32Array;
+  readonly stats: Uint32Array;
+  readonly stages: Uint8Array;
+  readonly extFlags: Uint16Array;
+  readonly assumeValid: Uint8Array;
+  private n = 0;
+  private pos = 0;
+
+  constructor(
+    readonly count: number,
+    pathBytes: number,
+  ) {
+    this.paths = Buffer.allocUnsafe(pathBytes);
+    this.starts = new Uint32Array(count + 1);
+    this.oids = Buffer.allocUnsafe(20 * count);
+    this.modes = new Uint32Array(count);
+    this.stats = new Uint32Array(count * STAT_WORDS);
+    this.stages = new Uint8Array(count);
+    this.extFlags = new Uint16Array(count);
+    this.assumeValid = new Uint8Array(count);
+  }
+
+  /** Entries from..to of `file`, with their own names, in one copy per array. */
+  copyRun(file: IndexFile, from: number, to: number): void {
+    if (to <= from) return;
+    const e = file.entries;
+    const base = e.starts[from]!;
+    const { n } = this;
+    for (let t = 0; t < to - from; t++) this.starts[n + t] = e.starts[from + t]! - base + this.pos;
+    this.pos += e.paths.copy(this.paths, this.pos, base, e.starts[to]!);
+    e.oids.copy(this.oids, 20 * n, 20 * from, 20 * to);
+    this.modes.set(e.modes.subarray(from, to), n);
+    this.stats.set(file.stats.subarray(from * STAT_WORDS, to * STAT_WORDS), n * STAT_WORDS);
+    this.stages.set(file.stages.subarray(from, to), n);
+    this.extFlags.set(file.extFlags.subarray(from, to), n);
+    this.assumeValid.set(file.assumeValid.subarray(from, to), n);
+    this.n += to - from;
+  }
+
+  /** One entry copied with another name (a replacement takes the shared entry's). */
+  copyRenamed(file: IndexFile, k: number, name: Buffer): void {
+    const saved = this.pos;
+    this.copyRun(file, k, k + 1);
+    this.pos = saved;
+    this.starts[this.n - 1] = this.pos;
+    this.pos += name.copy(this.paths, this.pos);
+    this.paths[this.pos++] = 0;
+  }
+
+  finish(): EntryList {
+    this.starts[this.count] = this.pos;
+    const { count, paths, oids, modes, starts } = this;
+    return new EntryList({ count, paths, oids, modes, starts });
+  }
+}
+
 /**
  * The entries of the split index `main` (read from `path`, its link extension `link`) merged
  * with its shared index `shared` (null when the link names none): git's merge_base_index, with
@@ -109,93 +238,21 @@ export function mergeSplitIndex(
   sharedPath: string,
   shared: IndexFile | null,
 ): IndexFile {
-  const oid = link.subarray(0, HASH);
   const nb = shared?.entries.count ?? 0;
-  let deleted: number[] = [];
-  let replaced: number[] = [];
-  if (link.length > HASH) {
-    const d = readEwah(link, HASH, link.length, nb);
-    const r = d && readEwah(link, d.end, link.length, nb);
-    if (!d || !r) throw corrupt(path, 'the link extension has a malformed bitmap');
-    if (r.end !== link.length) throw corrupt(path, 'garbage at the end of the link extension');
-    deleted = d.bits;
-    replaced = r.bits;
-  }
   const nm = main.entries.count;
-  if (replaced.length > nm) {
-    throw corrupt(path, `it replaces ${replaced.length} shared entries but holds ${nm} entries`);
-  }
-  for (let k = 0; k < nm; k++) {
-    const empty = main.entries.starts[k + 1]! - main.entries.starts[k]! === 1;
-    if (k < replaced.length && !empty) {
-      throw corrupt(path, `entry ${k} replaces a shared entry, and should have no name`);
-    }
-    if (k >= replaced.length && empty) throw corrupt(path, `entry ${k} has an empty path`);
-  }
+  const bitmaps = readBitmaps(link, path, nb);
+  const replacements = bitmaps.replaced.length;
+  checkNames(main, replacements, path);
+  const { action, before } = planMerge(main, shared, bitmaps, path);
 
-  // Per shared entry: -1 kept, -2 gone, k >= 0 replaced by main's entry k.
-  const action = new Int32Array(nb).fill(-1);
-  replaced.forEach((j, k) => (action[j] = k));
-  for (const j of deleted) action[j] = -2;
-  // Main's added entries, sorted as git writes them, each placed before a shared entry.
-  const before = new Map<number, number[]>();
-  for (let k = replaced.length; k < nm; k++) {
-    if (k > replaced.length && compare(main, k - 1, main, k) >= 0) {
-      throw corrupt(path, `entries ${k - 1} and ${k} are not sorted by path`);
-    }
-    if (shared === null) continue;
-    const at = lowerBound(shared, main, k);
-    // The same path at the same stage is replaced; a merged entry replaces every stage.
-    let first = at;
-    while (first > 0 && sameName(shared, first - 1, main, k)) first--;
-    for (let j = first; j < nb && sameName(shared, j, main, k); j++) {
-      if (action[j] === -2) continue;
-      if (main.stages[k] === 0 || shared.stages[j] === main.stages[k]) action[j] = -2;
-      else if (shared.stages[j] === 0) {
-        throw corrupt(path, `entry ${k} is unmerged where the shared index has a merged entry`);
-      }
-    }
-    const list = before.get(at);
-    if (list) list.push(k);
-    else before.set(at, [k]);
-  }
-
-  // The merged entries: where each comes from, then one pass copying.
-  let count = nm - replaced.length;
-  let pathBytes = 0;
-  for (let k = replaced.length; k < nm; k++) {
-    pathBytes += main.entries.starts[k + 1]! - main.entries.starts[k]!;
-  }
+  let count = nm - replacements;
+  let pathBytes = main.entries.starts[nm]! - main.entries.starts[replacements]!;
   for (let j = 0; j < nb; j++) {
     if (action[j] === -2) continue;
     count++;
     pathBytes += shared!.entries.starts[j + 1]! - shared!.entries.starts[j]!;
   }
-  const paths = Buffer.allocUnsafe(pathBytes);
-  const starts = new Uint32Array(count + 1);
-  const oids = Buffer.allocUnsafe(20 * count);
-  const modes = new Uint32Array(count);
-  const stats = new Uint32Array(count * STAT_WORDS);
-  const stages = new Uint8Array(count);
-  const extFlags = new Uint16Array(count);
-  const assumeValid = new Uint8Array(count);
-  let n = 0;
-  let pos = 0;
-  /** Entries from..to of `file` (their own names), in one copy per array. */
-  const copyRun = (file: IndexFile, from: number, to: number): void => {
-    if (to <= from) return;
-    const e = file.entries;
-    const base = e.starts[from]!;
-    for (let t = 0; t < to - from; t++) starts[n + t] = e.starts[from + t]! - base + pos;
-    pos += e.paths.copy(paths, pos, base, e.starts[to]!);
-    e.oids.copy(oids, 20 * n, 20 * from, 20 * to);
-    modes.set(e.modes.subarray(from, to), n);
-    stats.set(file.stats.subarray(from * STAT_WORDS, to * STAT_WORDS), n * STAT_WORDS);
-    stages.set(file.stages.subarray(from, to), n);
-    extFlags.set(file.extFlags.subarray(from, to), n);
-    assumeValid.set(file.assumeValid.subarray(from, to), n);
-    n += to - from;
-  };
+  const out = new MergedEntries(count, pathBytes);
   /** Main's entry k, named as shared entry j (its own name when j < 0). */
   const copyMain = (k: number, j: number): void => {
     const named = j < 0 ? main.entries : shared!.entries;
@@ -203,15 +260,8 @@ export function mergeSplitIndex(
     const name = named.paths.subarray(named.starts[at]!, named.starts[at + 1]! - 1);
     const problem = checkEntry(main.entries.modes[k]!, name, main.extFlags[k]!, main.stages[k]!);
     if (problem !== '') throw corrupt(path, `entry ${k} ${problem}`);
-    const saved = pos;
-    copyRun(main, k, k + 1);
-    // The run copied main's (empty) name: put the shared entry's in its place.
-    if (j >= 0) {
-      pos = saved;
-      starts[n - 1] = pos;
-      pos += name.copy(paths, pos);
-      paths[pos++] = 0;
-    }
+    if (j < 0) out.copyRun(main, k, k + 1);
+    else out.copyRenamed(main, k, name);
   };
   const insertBefore = (j: number): void => {
     for (const k of before.get(j) ?? []) copyMain(k, -1);
@@ -219,30 +269,29 @@ export function mergeSplitIndex(
   let run = 0; // the first shared entry not yet copied or skipped
   for (let j = 0; j < nb; j++) {
     if (action[j] === -1 && !before.has(j)) continue;
-    copyRun(shared!, run, j);
+    out.copyRun(shared!, run, j);
     insertBefore(j);
     if (action[j]! >= 0) copyMain(action[j]!, j);
-    else if (action[j] === -1) copyRun(shared!, j, j + 1);
+    else if (action[j] === -1) out.copyRun(shared!, j, j + 1);
     run = j + 1;
   }
-  copyRun(shared!, run, nb);
-  if (shared === null) for (let k = replaced.length; k < nm; k++) copyMain(k, -1);
+  out.copyRun(shared!, run, nb);
+  if (shared === null) for (let k = replacements; k < nm; k++) copyMain(k, -1);
   else insertBefore(nb);
-  starts[count] = pos;
 
   let unmerged = false;
   let sparseDirs = 0;
   for (let i = 0; i < count; i++) {
-    if (stages[i] !== 0) unmerged = true;
-    if (modes[i] === 0o040000) sparseDirs++;
+    if (out.stages[i] !== 0) unmerged = true;
+    if (out.modes[i] === 0o040000) sparseDirs++;
   }
   return {
     version: main.version,
-    entries: new EntryList({ count, paths, oids, modes, starts }),
-    stats,
-    stages,
-    extFlags,
-    assumeValid,
+    entries: out.finish(),
+    stats: out.stats,
+    stages: out.stages,
+    extFlags: out.extFlags,
+    assumeValid: out.assumeValid,
     mtime: main.mtime,
     extensions: main.extensions,
     unmerged,
@@ -250,6 +299,6 @@ export function mergeSplitIndex(
     offsets: new Uint32Array(0),
     sparse: main.sparse || sparseDirs > 0,
     sparseDirs,
-    split: { oid: Buffer.from(oid), path: sharedPath, shared },
+    split: { oid: Buffer.from(link.subarray(0, HASH)), path: sharedPath, shared },
   };
 }
