@@ -11,56 +11,19 @@ import { inThisThread, type CheckoutSummary, type Progress } from './checkout.js
 import { addonLoadMs, addonSource } from './addon.js';
 import { PcheckoutError, detailsOf } from './errors.js';
 import { openRepo } from './repo/repo.js';
+import {
+  HELP,
+  OPTIONS,
+  fsyncFlag,
+  integerFlag,
+  negativeValuesJoined,
+  parseFailure,
+  racyFlag,
+  usageError,
+} from './cli/args.js';
+import { ProgressBar, describe } from './cli/report.js';
 
-const HELP = `Usage: pcheckout [options] [<repo>] [<ref>] [-- <paths>…]
-       pcheckout [options] <ref>
-
-Checks out <ref> (default: what HEAD points to) into the worktree of <repo> (default: the
-current directory) and writes the index, in parallel. Into an empty worktree every file is
-written; otherwise, as git checkout does, only what differs, and local changes or untracked
-files in the way stop the checkout before anything is written.
-
-A single argument is the repository if it is a directory, else a revision of the current
-directory's repository (pcheckout main, pcheckout -): a directory wins, so to check out a
-revision that is also a directory's name, name the repository too (pcheckout . <ref>).
-<ref> is what git checkout takes: a branch (a name only <remote>/<name> has creates the local
-branch tracking it), a tag, an id, -, @{-n}, @, ref@{n}, rev~n, rev^n, rev^{/text}, :/text.
-Arguments after -- are pathspecs (git checkout [<ref>] -- <paths>; from the worktree's top
-only, for now). GIT_DIR and GIT_WORK_TREE
-are honoured as git honours them; the post-checkout hook runs as with git, and its failure
-makes the exit status non-zero once the checkout is done.
-
-Options:
-  -C <path>             run as if started in <path> (repeatable; relative ones stack)
-      --target <dir>    materialize: write the tree of <ref> into <dir>, a new or empty directory
-                        outside the repository (a later run writes only the difference; its
-                        record is kept in <dir>/.git); never a git repository; with --force, a
-                        non-empty plain directory too; the repository is not touched
-  -f, --force           overwrite local changes and untracked files in the way (git checkout -f);
-                        without <ref>, reset the index and worktree to HEAD
-      --restore         make the worktree match the index (git checkout-index -a -f)
-  -w, --workers <n>     worker threads (0 = one per core; default: checkout.workers, else cores;
-                        16 on a network filesystem)
-  -t, --threshold <n>   use workers only above this many files (default:
-                        checkout.thresholdForParallelism, else 100)
-      --racy-wait <when> auto (default): wait for the clock to leave the second of the
-                        newest file before writing the index only when git's re-hash of the
-                        files written in that second would cost more; always; never
-                        (docs/git.md, racy git)
-      --no-racy-wait    the same as --racy-wait=never
-      --fsync <mode>    none, file or batch: make the worktree durable before the index
-                        (default: pcheckout.fsync, else none; docs/filesystems.md)
-      --dry-run         touch nothing: list what would be created (A), updated (M) and
-                        deleted (D), or what stops the checkout (exit 1)
-      --json            print the summary as JSON on stdout, or an error as
-                        {"schema":1,"error":{...}} (schema/summary.schema.json)
-  -q, --quiet           print nothing but errors
-  -h, --help            show this help
-  -v, --version         show the version
-
-Exit status, as git's: 0 done; 1 a failed post-checkout hook, or a dry run that would stop;
-128 a fatal error (pcheckout: <code>: <message>); 129 a usage error; 128 + n killed by signal n.
-`;
+export { nearestOption } from './cli/args.js';
 
 /** The version of the --json output's shape (schema/summary.schema.json); a change that
  * removes or retypes a field raises it. */
@@ -75,85 +38,6 @@ function version(): string {
     version: string;
   };
   return pkg.version;
-}
-
-function usageError(message: string): never {
-  throw new PcheckoutError('ERR_INVALID_OPTION', `${message} (see pcheckout --help)`);
-}
-
-function integerFlag(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) usageError(`--${name} expects a whole number, got '${value}'`);
-  return Number(value);
-}
-
-function racyFlag(value: string | undefined, no: boolean | undefined): 'auto' | 'always' | 'never' {
-  if (no) return 'never';
-  if (value === undefined) return 'auto';
-  if (value === 'auto' || value === 'always' || value === 'never') return value;
-  usageError(`--racy-wait expects auto, always or never, got '${value}'`);
-}
-
-function fsyncFlag(value: string): 'none' | 'file' | 'batch' {
-  if (value === 'none' || value === 'file' || value === 'batch') return value;
-  usageError(`--fsync expects none, file or batch, got '${value}'`);
-}
-
-class ProgressBar {
-  private last = 0;
-  constructor(private readonly stream: NodeJS.WriteStream) {}
-  update(p: Progress): void {
-    const now = Date.now();
-    if (now - this.last < 80 && p.done < p.total) return;
-    this.last = now;
-    const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 40));
-    if (p.phase !== 'write') {
-      this.stream.write(`\r\x1b[K${p.phase}…`);
-      return;
-    }
-    const fill = p.total === 0 ? width : Math.round((p.done / p.total) * width);
-    const mb = (p.bytes / 1048576).toFixed(1);
-    this.stream.write(
-      `\r[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.done}/${p.total} files, ${mb} MiB`,
-    );
-  }
-  clear(): void {
-    this.stream.write('\r\x1b[K');
-  }
-}
-
-function describe(s: CheckoutSummary): string {
-  const head =
-    s.mode === 'materialize'
-      ? `Materialized ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
-      : s.mode === 'restore'
-        ? 'Restored from the index' // no commit: HEAD is neither read nor moved
-        : s.detached
-          ? `HEAD is now at ${(s.commit ?? s.tree ?? '').slice(0, 12)}`
-          : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
-  const how =
-    (s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially') +
-    (s.filters.files > 0 ? ` (${s.filters.files} through external filters)` : '');
-  const mb = (s.bytes / 1048576).toFixed(1);
-  const changes =
-    s.mode === 'fresh' ? '' : ` (${s.created} created, ${s.updated} updated, ${s.deleted} removed)`;
-  const lines = [
-    `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s${changes}`,
-  ];
-  if (s.fetched) {
-    lines.push(
-      `fetched ${s.fetched.blobs} missing blob${s.fetched.blobs === 1 ? '' : 's'} from promisor remote '${s.fetched.remote}' first (${(s.fetched.ms / 1000).toFixed(2)} s)`,
-    );
-  }
-  // As git reports a filter that is not required and failed (the file is left unfiltered).
-  for (const f of s.filters.failed) lines.push(`error: ${f.path}: ${f.message}`);
-  if (s.collisions.length > 0) {
-    lines.push(
-      'warning: the following paths have collided (e.g. case-sensitive paths on a case-insensitive filesystem) and only one from the same colliding group is in the working tree:',
-      ...s.collisions.map((p) => `  '${p}'`),
-    );
-  }
-  return lines.join('\n');
 }
 
 function isDirectory(path: string): boolean {
@@ -203,99 +87,6 @@ function startup(mainStart: number): { nodeMs: number; modulesMs: number; addonM
   return { nodeMs: round(boot), modulesMs: round(mainStart - boot), addonMs: addonLoadMs() };
 }
 
-const OPTIONS = {
-  C: { type: 'string', short: 'C', multiple: true },
-  workers: { type: 'string', short: 'w' },
-  force: { type: 'boolean', short: 'f' },
-  restore: { type: 'boolean' },
-  target: { type: 'string' },
-  threshold: { type: 'string', short: 't' },
-  json: { type: 'boolean' },
-  'no-racy-wait': { type: 'boolean' },
-  'racy-wait': { type: 'string' },
-  fsync: { type: 'string' },
-  'dry-run': { type: 'boolean' },
-  quiet: { type: 'boolean', short: 'q' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean', short: 'v' },
-} as const;
-
-/** Levenshtein distance: the fewest insertions, deletions and substitutions from a to b. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(
-        row[j]! + 1,
-        next[j - 1]! + 1,
-        row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    row = next;
-  }
-  return row[b.length]!;
-}
-
-/** The known long option nearest to a mistyped one, when it is near (as git's "did you mean"). */
-export function nearestOption(typed: string): string | undefined {
-  const name = typed.replace(/^--?/, '').split('=')[0]!;
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const known of Object.keys(OPTIONS)) {
-    if (known.length === 1) continue;
-    const d = editDistance(name, known);
-    if (d < bestDistance) [best, bestDistance] = [known, d];
-  }
-  // Near: at most 2 edits, and fewer than half the name (so that --x suggests nothing).
-  return best !== undefined && bestDistance <= Math.min(2, Math.floor(name.length / 2))
-    ? best
-    : undefined;
-}
-
-/**
- * An option's value that looks like a negative number (`-w -1`) joined to it (`--workers=-1`):
- * util.parseArgs would call it ambiguous, where the range check below says what is wrong.
- */
-function negativeValuesJoined(argv: string[]): string[] {
-  const takesValue = (arg: string): string | null => {
-    for (const [name, o] of Object.entries(OPTIONS)) {
-      if (o.type !== 'string') continue;
-      if (arg === `--${name}` || ('short' in o && arg === `-${o.short}`)) return name;
-    }
-    return null;
-  };
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      out.push(...argv.slice(i));
-      break;
-    }
-    const name = takesValue(arg);
-    const next = argv[i + 1];
-    if (name !== null && next !== undefined && /^-\d/.test(next)) {
-      out.push(`--${name}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
-
-/** util.parseArgs's complaint as a usage error: its first line, or an unknown option's "did you mean". */
-function parseFailure(err: unknown): never {
-  const e = err as { code?: string; message: string };
-  const unknown = /^Unknown option '([^']+)'/.exec(e.message);
-  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) {
-    const near = unknown[1]!.startsWith('--') ? nearestOption(unknown[1]!) : undefined;
-    usageError(
-      `unknown option '${unknown[1]}'${near !== undefined ? `; did you mean --${near}?` : ''}`,
-    );
-  }
-  // util.parseArgs explains itself over several lines; the first one says what is wrong.
-  usageError(e.message.split('\n')[0]!);
-}
-
 /** A directory the command line names that does not exist: said with that path, as git says it. */
 function assertDirectory(given: string, at: string, what: string): void {
   if (isDirectory(at)) return;
@@ -329,8 +120,8 @@ function ambiguousFailure(err: unknown, positionals: string[], cwd: string): unk
   );
 }
 
-async function main(argv: string[]): Promise<number> {
-  const mainStart = performance.now();
+/** The command line parsed: the options, the positionals before `--`, the pathspecs after. */
+function parseCommandLine(argv: string[]) {
   let parsed;
   try {
     parsed = parseArgs({
@@ -349,14 +140,18 @@ async function main(argv: string[]): Promise<number> {
   for (const t of tokens) {
     if (t.kind === 'positional') (t.index > terminator ? paths : positionals).push(t.value);
   }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (values.version) {
-    process.stdout.write(`pcheckout ${version()}\n`);
-    return 0;
-  }
+  return { values, positionals, paths };
+}
+
+/**
+ * Where the call runs: the directory after -C, the repository and revision the positionals
+ * name, the materialize target; each path checked as git checks it.
+ */
+function placeCall(
+  values: ReturnType<typeof parseCommandLine>['values'],
+  positionals: string[],
+  paths: string[],
+): { cwd: string; repo: string; ref: string | undefined; target: string | undefined } {
   if (positionals.length > 2) usageError(`too many arguments: ${positionals.slice(2).join(' ')}`);
   // -C stacks as git's does: each relative path from the previous one.
   const cwd = (values.C ?? []).reduce((dir, p) => {
@@ -376,6 +171,21 @@ async function main(argv: string[]): Promise<number> {
     usageError('--target cannot be combined with --restore');
   }
   if (paths.length > 0 && target === undefined) assertAtTop(repo);
+  return { cwd, repo, ref, target };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const mainStart = performance.now();
+  const { values, positionals, paths } = parseCommandLine(argv);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`pcheckout ${version()}\n`);
+    return 0;
+  }
+  const { cwd, repo, ref, target } = placeCall(values, positionals, paths);
   const workers = integerFlag('workers', values.workers);
   const threshold = integerFlag('threshold', values.threshold);
   const bar =
@@ -418,56 +228,65 @@ async function main(argv: string[]): Promise<number> {
       throw ambiguousFailure(err, positionals, cwd);
     }
     bar?.clear();
-    if (summary.newBranch?.upstream && !values.quiet && !values.json) {
-      // On stdout, as git prints it.
-      process.stdout.write(
-        `branch '${summary.newBranch.name}' set up to track '${summary.newBranch.upstream}'.\n`,
-      );
-    }
-    // git's warnings go to stderr whatever the verbosity (and in the JSON summary).
-    if (!values.json) for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
-    if (summary.dryRun && !values.json) {
-      // As git diff --name-status lists them; what would refuse the checkout, as it would.
-      if (summary.stops) {
-        process.stderr.write(`pcheckout: ${summary.stops.code}: ${summary.stops.message}\n`);
-        return 1;
-      }
-      // A partial clone's missing blobs are not fetched by a dry run: how many would be.
-      if (summary.fetched) {
-        const n = summary.fetched.blobs;
-        process.stderr.write(
-          `pcheckout: would fetch ${n} missing blob${n === 1 ? '' : 's'} from promisor remote '${summary.fetched.remote}'\n`,
-        );
-      }
-      const c = summary.changes!;
-      const lines = [
-        ...c.created.map((p) => `A\t${p}`),
-        ...c.updated.map((p) => `M\t${p}`),
-        ...c.deleted.map((p) => `D\t${p}`),
-      ];
-      if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
-      return 0;
-    }
-    if (values.json) {
-      const source = addonSource();
-      const out = {
-        schema: JSON_SCHEMA_VERSION,
-        ...summary,
-        startup: startup(mainStart),
-        addon: source ? { kind: source.kind, file: source.file } : null,
-      };
-      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-      // A dry run that would stop exits 1, as without --json.
-      if (summary.dryRun && summary.stops) return 1;
-    } else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
-    else if (summary.collisions.length > 0)
-      process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
-    // As git: a failed post-checkout hook fails the command (status 1), after the checkout.
-    return summary.hook !== null && summary.hook.status !== 0 ? 1 : 0;
+    return printSummary(summary, values, mainStart);
   } finally {
     bar?.clear();
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
+}
+
+/** Prints what the call did (or, for a dry run, would do) as the options ask; the exit status. */
+function printSummary(
+  summary: CheckoutSummary,
+  values: { quiet?: boolean | undefined; json?: boolean | undefined },
+  mainStart: number,
+): number {
+  if (summary.newBranch?.upstream && !values.quiet && !values.json) {
+    // On stdout, as git prints it.
+    process.stdout.write(
+      `branch '${summary.newBranch.name}' set up to track '${summary.newBranch.upstream}'.\n`,
+    );
+  }
+  // git's warnings go to stderr whatever the verbosity (and in the JSON summary).
+  if (!values.json) for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
+  if (summary.dryRun && !values.json) {
+    // As git diff --name-status lists them; what would refuse the checkout, as it would.
+    if (summary.stops) {
+      process.stderr.write(`pcheckout: ${summary.stops.code}: ${summary.stops.message}\n`);
+      return 1;
+    }
+    // A partial clone's missing blobs are not fetched by a dry run: how many would be.
+    if (summary.fetched) {
+      const n = summary.fetched.blobs;
+      process.stderr.write(
+        `pcheckout: would fetch ${n} missing blob${n === 1 ? '' : 's'} from promisor remote '${summary.fetched.remote}'\n`,
+      );
+    }
+    const c = summary.changes!;
+    const lines = [
+      ...c.created.map((p) => `A\t${p}`),
+      ...c.updated.map((p) => `M\t${p}`),
+      ...c.deleted.map((p) => `D\t${p}`),
+    ];
+    if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  }
+  if (values.json) {
+    const source = addonSource();
+    const out = {
+      schema: JSON_SCHEMA_VERSION,
+      ...summary,
+      startup: startup(mainStart),
+      addon: source ? { kind: source.kind, file: source.file } : null,
+    };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    // A dry run that would stop exits 1, as without --json.
+    if (summary.dryRun && summary.stops) return 1;
+  } else if (!values.quiet) process.stderr.write(`${describe(summary)}\n`);
+  else if (summary.collisions.length > 0)
+    process.stderr.write(`${describe(summary).split('\n').slice(1).join('\n')}\n`);
+  // As git: a failed post-checkout hook fails the command (status 1), after the checkout.
+  return summary.hook !== null && summary.hook.status !== 0 ? 1 : 0;
 }
 
 /** The signals that stop a checkout cleanly (git's sigchain covers the same ones). */
