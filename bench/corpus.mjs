@@ -98,12 +98,12 @@ function log(msg) {
 // ---------------------------------------------------------------------------------------------
 // Deterministic helpers
 
-function hash32(...parts) {
+export function hash32(...parts) {
   return createHash('sha1').update(parts.join('\0')).digest().readUInt32BE(0);
 }
 
 // xorshift32: cheap per-line randomness, seeded per file and revision.
-function prng(seed) {
+export function prng(seed) {
   let x = seed >>> 0 || 0x9e3779b9;
   return () => {
     x ^= x << 13;
@@ -320,7 +320,7 @@ const HISTORY = {
   dateStep: 7200,
 };
 
-const WORDS = (
+export const WORDS = (
   'static int void struct return if else for while unsigned long const char size_t buffer ' +
   'length index count result error lock unlock page inode file mutex spin list head next prev ' +
   'offset value flags node tree entry object commit blob pack delta base write read open close'
@@ -377,7 +377,7 @@ const unit = (rnd) => rnd() / 4294967296;
  * A size in [lo, lo * 2^octaves): a whole octave picked uniformly, then uniform within it, so
  * sizes are about log-uniform (integer arithmetic and one product: the same on every machine).
  */
-function octaveSize(rnd, lo, octaves) {
+export function octaveSize(rnd, lo, octaves) {
   const base = lo * 2 ** (rnd() % octaves);
   return Math.floor(base * (1 + unit(rnd)));
 }
@@ -446,7 +446,7 @@ function editLines(rnd, f) {
 }
 
 /** Buffers fast-import's input and waits for the pipe when it is full. */
-async function fastImport(gitDir, produce) {
+export async function fastImport(gitDir, produce) {
   const child = spawn('git', [`--git-dir=${gitDir}`, 'fast-import', '--quiet', '--done'], {
     env: { ...process.env, ...GIT_ENV },
     stdio: ['pipe', 'ignore', 'pipe'],
