@@ -23,6 +23,7 @@
         "native/odb/decode_stats.cc",
         "native/odb/delta.cc",
         "native/odb/inflate.cc",
+        "native/odb/loose.cc",
         "native/odb/odb.cc",
         "native/odb/pack.cc",
         "native/odb/pack_index.cc",

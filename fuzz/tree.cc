@@ -1,4 +1,4 @@
-// Tree parsing (native/plan/tree.cc walk_tree, through the loose-object reader of native/odb/odb.cc):
+// Tree parsing (native/plan/tree.cc walk_tree, through the loose-object reader of native/odb/loose.cc):
 // the input is up to 8 tree objects separated by "\n--tree--\n". Object k is stored as a loose
 // object with the id 00..00k, so an entry naming that id is a subtree (object 0 is the root).
 // A walk that succeeds must give paths in index order, each allowed by git's rules, with no path

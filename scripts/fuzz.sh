@@ -29,7 +29,7 @@ fi
 # The parsers and what they stand on (not the binding, which needs Node's headers), by their
 # path under native/; each compiles to fuzz/out/obj/<file name>.o (the names are unique).
 natives=(base/common base/mapped_file odb/pack_index odb/pack odb/delta odb/inflate odb/base_cache
-  odb/decode_stats odb/odb plan/tree plan/path_rules index/index_entries index/cache_tree
+  odb/decode_stats odb/loose odb/odb plan/tree plan/path_rules index/index_entries index/cache_tree
   index/index_lender)
 compile() {  # <source> <object> [flags...]
   local src=$1 obj=$2
@@ -62,7 +62,7 @@ link() {  # <target> <harness source> <native objects, by file name...>
   "$cxx" "${cflags[@]}" "${deflate[@]}" -fsanitize=fuzzer "$src" "${objs[@]}" "${libs[@]}" \
     -o "$out/bin/$name"
 }
-odb=(common mapped_file pack_index pack delta inflate base_cache decode_stats odb)
+odb=(common mapped_file pack_index pack delta inflate base_cache decode_stats loose odb)
 link pack_index "$root/fuzz/pack_index.cc" common mapped_file pack_index
 link pack_entry "$root/fuzz/pack_entry.cc" common mapped_file pack_index pack base_cache
 link pack_read "$root/fuzz/pack_read.cc" "${odb[@]}"

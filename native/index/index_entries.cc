@@ -1,5 +1,6 @@
 #include "index/index_entries.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "base/common.h"
@@ -43,14 +44,114 @@ size_t index_path_bound(size_t end, uint32_t count) {
   return end > fixed ? end - fixed : 0;
 }
 
+namespace {
+
+std::string entry_name(uint32_t i) { return "entry " + std::to_string(i); }
+
+// The path already read before this entry (v4 paths are stored against it).
+struct PrevPath {
+  size_t start = 0, len = 0;
+  uint8_t stage = 0;
+};
+
+// A version 4 path at p: the bytes to strip from the previous path (an offset varint), then
+// the new suffix and its NUL. Copies it to out->paths at `start`; returns its length and sets
+// *next past it, or returns SIZE_MAX when the paths buffer is too small.
+size_t read_v4_path(const uint8_t* data, size_t p, size_t end, size_t field_len, uint32_t i,
+                    const PrevPath& prev, size_t start, IndexEntries* out, size_t* next) {
+  if (p >= end) corrupt(entry_name(i) + " runs past the end of the file");
+  uint8_t c = data[p++];
+  uint64_t strip = c & 0x7f;
+  while (c & 0x80) {
+    if (p >= end || strip > prev.len) break;
+    c = data[p++];
+    strip = (strip + 1) * 128 + (c & 0x7f);
+  }
+  if (strip > prev.len) corrupt(entry_name(i) + " strips more than the previous path holds");
+  if (c & 0x80) corrupt(entry_name(i) + " runs past the end of the file");
+  size_t same = prev.len - static_cast<size_t>(strip);
+  const void* nul = std::memchr(data + p, 0, end - p);
+  if (nul == nullptr) corrupt("the path of " + entry_name(i) + " has no end");
+  size_t suffix = static_cast<const uint8_t*>(nul) - (data + p);
+  if (field_len == kNameMask ? same + suffix < kNameMask : same + suffix != field_len)
+    corrupt(entry_name(i) + "'s name length field is wrong");
+  size_t len = same + suffix;
+  if (out->paths_cap - start < len + 1) return SIZE_MAX;
+  std::memmove(out->paths + start, out->paths + prev.start, same);
+  std::memcpy(out->paths + start + same, data + p, suffix);
+  *next = p + suffix + 1;
+  return len;
+}
+
+// A version 2/3 path at p (the entry began at `pos`): its name, then 1-8 NULs padding the
+// entry to a multiple of 8 bytes. Copies it to out->paths at `start`; returns its length and
+// sets *next past the padding.
+size_t read_padded_path(const uint8_t* data, size_t pos, size_t p, size_t end, size_t len,
+                        uint32_t i, size_t start, IndexEntries* out, size_t* next) {
+  if (p >= end) corrupt("the path of " + entry_name(i) + " runs past the end of the file");
+  if (len == kNameMask) {
+    const void* nul = std::memchr(data + p, 0, end - p);
+    if (nul == nullptr) corrupt("the path of " + entry_name(i) + " has no end");
+    len = static_cast<const uint8_t*>(nul) - (data + p);
+    if (len < kNameMask) corrupt(entry_name(i) + "'s name length field is wrong");
+  } else if (end - p <= len) {
+    corrupt("the path of " + entry_name(i) + " runs past the end of the file");
+  } else if (data[p + len] != 0) {
+    corrupt(entry_name(i) + "'s name length field is wrong");
+  } else if (std::memchr(data + p, 0, len) != nullptr) {
+    corrupt("the path of " + entry_name(i) + " contains a NUL byte");
+  }
+  *next = pos + ((p - pos + len + 8) & ~size_t{7});
+  if (*next > end) corrupt(entry_name(i) + " runs past the end of the file");
+  if (out->paths_cap - start < len + 1) corrupt(entry_name(i) + "'s path does not fit the file");
+  std::memcpy(out->paths + start, data + p, len);
+  return len;
+}
+
+// Entry i's own problem, if any (kept as data, like the order's below: a split index's own
+// entries break these rules, and its reader decides): an empty path, a bad mode, a malformed
+// sparse directory entry.
+std::string shape_problem(const IndexEntries& out, uint32_t i, size_t start, size_t len,
+                          uint32_t mode, uint8_t stage) {
+  if (len == 0) return entry_name(i) + " has an empty path";
+  if ((mode & 0170000) == 0040000) {
+    // A sparse directory entry (gitformat-index, "Sparse Directory Entries"): exactly
+    // mode 040000, its path with a final '/', skip-worktree, merged.
+    if (mode != 0040000) return entry_name(i) + " is a directory with an invalid mode";
+    if (out.paths[start + len - 1] != '/')
+      return entry_name(i) + " is a directory whose path does not end in '/'";
+    if ((out.ext_flags[i] & kSkipWorktree) == 0)
+      return entry_name(i) + " is a directory without the skip-worktree bit";
+    if (stage != 0) return entry_name(i) + " is a directory at stage " + std::to_string(stage);
+  } else if (!valid_mode(mode)) {
+    return entry_name(i) + " has an invalid mode";
+  }
+  return "";
+}
+
+// Entry i after entry i-1: sorted by path, and one path's stages in order, none merged.
+std::string order_problem(const IndexEntries& out, uint32_t i, size_t start, size_t len,
+                          uint8_t stage, const PrevPath& prev) {
+  int cmp = compare_paths(out.paths + prev.start, prev.len, out.paths + start, len);
+  if (cmp > 0)
+    return "entries " + std::to_string(i - 1) + " and " + std::to_string(i) +
+           " are not sorted by path";
+  if (cmp == 0 && (prev.stage == 0 || stage <= prev.stage))
+    return "entries " + std::to_string(i - 1) + " and " + std::to_string(i) +
+           " have the same path and " +
+           (prev.stage == 0 || stage == 0 ? "a merged stage" : "unordered stages");
+  return "";
+}
+
+}  // namespace
+
 bool parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint32_t count,
                          IndexEntries* out) {
   size_t pos = kHeader;
-  size_t prev_start = 0, prev_len = 0;
-  uint8_t prev_stage = 0;
+  PrevPath prev;
   for (uint32_t i = 0; i < count; i++) {
-    auto entry = [i] { return "entry " + std::to_string(i); };
-    if (pos > end || end - pos < kEntryFixed) corrupt(entry() + " runs past the end of the file");
+    if (pos > end || end - pos < kEntryFixed)
+      corrupt(entry_name(i) + " runs past the end of the file");
     out->offsets[i] = static_cast<uint32_t>(pos);
     const uint8_t* e = data + pos;
     uint32_t* stats = out->stats + size_t{i} * kStatWords;
@@ -65,99 +166,33 @@ bool parse_index_entries(const uint8_t* data, size_t end, uint32_t version, uint
     if (flags & kAssumeValid) out->assume_valid[i] = 1;
     size_t p = pos + kEntryFixed;
     if (flags & kExtended) {
-      if (version == 2) corrupt(entry() + " has extended flags in a version 2 index");
-      if (end - p < 2) corrupt(entry() + " runs past the end of the file");
+      if (version == 2) corrupt(entry_name(i) + " has extended flags in a version 2 index");
+      if (end - p < 2) corrupt(entry_name(i) + " runs past the end of the file");
       uint16_t ext = be16(data + p);
-      if (ext & ~kKnownExtFlags) corrupt(entry() + " has unknown extended flags");
+      if (ext & ~kKnownExtFlags) corrupt(entry_name(i) + " has unknown extended flags");
       out->ext_flags[i] = ext;
       p += 2;
     }
-    size_t len = flags & kNameMask;
-    size_t same = 0;  // leading bytes shared with the previous path
     size_t start = out->paths_len;
     out->starts[i] = static_cast<uint32_t>(start);
-    if (version == 4) {
-      // Bytes to strip from the previous path (an offset varint), then the new suffix.
-      if (p >= end) corrupt(entry() + " runs past the end of the file");
-      uint8_t c = data[p++];
-      uint64_t strip = c & 0x7f;
-      while (c & 0x80) {
-        if (p >= end || strip > prev_len) break;
-        c = data[p++];
-        strip = (strip + 1) * 128 + (c & 0x7f);
-      }
-      if (strip > prev_len) corrupt(entry() + " strips more than the previous path holds");
-      if (c & 0x80) corrupt(entry() + " runs past the end of the file");
-      same = prev_len - static_cast<size_t>(strip);
-      const void* nul = std::memchr(data + p, 0, end - p);
-      if (nul == nullptr) corrupt("the path of " + entry() + " has no end");
-      size_t suffix = static_cast<const uint8_t*>(nul) - (data + p);
-      if (len == kNameMask ? same + suffix < kNameMask : same + suffix != len)
-        corrupt(entry() + "'s name length field is wrong");
-      len = same + suffix;
-      if (out->paths_cap - start < len + 1) return false;
-      std::memmove(out->paths + start, out->paths + prev_start, same);
-      std::memcpy(out->paths + start + same, data + p, suffix);
-      pos = p + suffix + 1;
-    } else {
-      if (p >= end) corrupt("the path of " + entry() + " runs past the end of the file");
-      if (len == kNameMask) {
-        const void* nul = std::memchr(data + p, 0, end - p);
-        if (nul == nullptr) corrupt("the path of " + entry() + " has no end");
-        len = static_cast<const uint8_t*>(nul) - (data + p);
-        if (len < kNameMask) corrupt(entry() + "'s name length field is wrong");
-      } else if (end - p <= len) {
-        corrupt("the path of " + entry() + " runs past the end of the file");
-      } else if (data[p + len] != 0) {
-        corrupt(entry() + "'s name length field is wrong");
-      } else if (std::memchr(data + p, 0, len) != nullptr) {
-        corrupt("the path of " + entry() + " contains a NUL byte");
-      }
-      // 1-8 NULs pad the entry to a multiple of 8 bytes.
-      size_t next = pos + ((p - pos + len + 8) & ~size_t{7});
-      if (next > end) corrupt(entry() + " runs past the end of the file");
-      if (out->paths_cap - start < len + 1) corrupt(entry() + "'s path does not fit the file");
-      std::memcpy(out->paths + start, data + p, len);
-      pos = next;
-    }
+    size_t next = 0;
+    size_t len = version == 4
+                     ? read_v4_path(data, p, end, flags & kNameMask, i, prev, start, out, &next)
+                     : read_padded_path(data, pos, p, end, flags & kNameMask, i, start, out, &next);
+    if (len == SIZE_MAX) return false;
+    pos = next;
     out->paths[start + len] = 0;
     out->paths_len = start + len + 1;
     if (out->problem.empty()) {
-      if (len == 0) {
-        out->problem = entry() + " has an empty path";
-      } else if ((mode & 0170000) == 0040000) {
-        // A sparse directory entry (gitformat-index, "Sparse Directory Entries"): exactly
-        // mode 040000, its path with a final '/', skip-worktree, merged.
-        if (mode != 0040000) {
-          out->problem = entry() + " is a directory with an invalid mode";
-        } else if (out->paths[start + len - 1] != '/') {
-          out->problem = entry() + " is a directory whose path does not end in '/'";
-        } else if ((out->ext_flags[i] & kSkipWorktree) == 0) {
-          out->problem = entry() + " is a directory without the skip-worktree bit";
-        } else if (stage != 0) {
-          out->problem = entry() + " is a directory at stage " + std::to_string(stage);
-        } else {
-          if (out->sparse_dir < 0) out->sparse_dir = static_cast<long>(i);
-          out->sparse_dirs++;
-        }
-      } else if (!valid_mode(mode)) {
-        out->problem = entry() + " has an invalid mode";
+      out->problem = shape_problem(*out, i, start, len, mode, stage);
+      if (out->problem.empty() && mode == 0040000) {
+        if (out->sparse_dir < 0) out->sparse_dir = static_cast<long>(i);
+        out->sparse_dirs++;
       }
-      if (i > 0 && out->problem.empty()) {
-        int cmp = compare_paths(out->paths + prev_start, prev_len, out->paths + start, len);
-        if (cmp > 0) {
-          out->problem = "entries " + std::to_string(i - 1) + " and " + std::to_string(i) +
-                         " are not sorted by path";
-        } else if (cmp == 0 && (prev_stage == 0 || stage <= prev_stage)) {
-          out->problem = "entries " + std::to_string(i - 1) + " and " + std::to_string(i) +
-                         " have the same path and " +
-                         (prev_stage == 0 || stage == 0 ? "a merged stage" : "unordered stages");
-        }
-      }
+      if (out->problem.empty() && i > 0)
+        out->problem = order_problem(*out, i, start, len, stage, prev);
     }
-    prev_start = start;
-    prev_len = len;
-    prev_stage = stage;
+    prev = PrevPath{start, len, stage};
   }
   out->starts[count] = static_cast<uint32_t>(out->paths_len);
   out->end_of_entries = pos;

@@ -60,4 +60,10 @@ class InflateStream {
   size_t remaining_;
 };
 
+// deflate cannot expand input by more than ~1032x; a header that claims more is corrupt, and
+// checking keeps a hostile store from asking for a huge allocation.
+inline bool plausible_size(uint64_t size, size_t avail) {
+  return size <= uint64_t{avail} * 1100 + 64;
+}
+
 }  // namespace pc

@@ -108,6 +108,10 @@ class Odb {
   auto read_any(const uint8_t* oid, Read read) -> decltype(read(std::declval<Location&>()));
   std::string loose_path(const std::string& dir, const uint8_t* oid) const;
   bool find_loose(const uint8_t* oid, std::string* path);
+  // The loose objects whose id starts with `prefix` (at least two hex digits) into *matches,
+  // the last found into out.
+  void loose_prefix_matches(const OidPrefix& prefix, std::set<std::string>* matches,
+                            uint8_t* out) const;
   ObjectView read_view_at(const uint8_t* oid, const Location& loc);
   void info_at(const uint8_t* oid, const Location& loc, int* type, uint64_t* size);
   // cache_result: also keep the object itself in the base cache (it is about to serve as one).

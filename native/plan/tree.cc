@@ -86,170 +86,227 @@ void keep_walk(FlatTree tree, std::vector<WalkDir> dirs, PathProtection protect,
   for (size_t j = 0; j < memo->dirs.size(); j++) memo->lendable.emplace(memo->dirs[j].path, j);
 }
 
-void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out,
-               std::vector<WalkDir>* dirs, const std::vector<const WalkMemo*>& reuse) {
-  std::vector<const WalkMemo*> memos;
-  for (const WalkMemo* m : reuse) {
-    if (m != nullptr && m->protect.ntfs == protect.ntfs && m->protect.hfs == protect.hfs)
-      memos.push_back(m);
+namespace {
+// One entry of a tree: "<octal mode> <name>\0<20-byte id>".
+struct TreeEntry {
+  uint32_t mode = 0;  // canonical
+  const char* name = nullptr;
+  size_t name_len = 0;
+  const uint8_t* oid = nullptr;
+  bool is_dir() const { return mode == 0040000; }
+};
+
+// One walk: the frames of the trees open, the path being built, and the flat list and the
+// directories it fills. A directory a memo holds at the same path with the same id is copied
+// instead of read.
+class TreeWalk {
+ public:
+  TreeWalk(Odb& odb, PathProtection protect, FlatTree* out, std::vector<WalkDir>* dirs,
+           const std::vector<const WalkMemo*>& reuse)
+      : odb_(odb), protect_(protect), out_(out), dirs_(dirs) {
+    for (const WalkMemo* m : reuse) {
+      if (m != nullptr && m->protect.ntfs == protect.ntfs && m->protect.hfs == protect.hfs)
+        memos_.push_back(m);
+    }
   }
-  dirs->clear();
-  // The directory at `path` (with its final '/') with id `oid` in one of the memos.
-  auto lender = [&](const std::string& path, const uint8_t* oid) -> std::pair<const WalkMemo*, size_t> {
-    for (const WalkMemo* m : memos) {
-      auto at = m->lendable.find(path);
+
+  void run(const uint8_t* tree_oid) {
+    dirs_->clear();
+    stack_.push_back(open_tree(odb_, tree_oid, 0));
+    walking_.insert(key(tree_oid));
+    dirs_->push_back(WalkDir{"", key(tree_oid), 0, 0, 0, 0, 0});
+    root_hex_ = stack_.back().oid_hex;
+    uint32_t steps = 0;
+    while (!stack_.empty()) {
+      if (++steps % kCancelEvery == 0) odb_.cancel().check("walking the tree");
+      Frame& f = stack_.back();
+      if (f.pos >= f.tree.bytes->size) {
+        (*dirs_)[f.dir].entry_end = out_->count;
+        (*dirs_)[f.dir].path_end = out_->paths.size();
+        walking_.erase(f.oid);
+        stack_.pop_back();
+        continue;
+      }
+      TreeEntry e = next_entry(f);
+      path_.resize(f.prefix_len);
+      path_.append(e.name, e.name_len);
+      check_entry(f, e);
+      if (!e.is_dir()) {
+        emit_file(f, e);
+        continue;
+      }
+      (*dirs_)[f.dir].subtrees++;
+      path_.push_back('/');
+      if (!memos_.empty() && lend(e.oid)) continue;
+      descend(f, e.oid);  // `f` may dangle after this
+    }
+  }
+
+ private:
+  static std::string key(const uint8_t* oid) {
+    return std::string(reinterpret_cast<const char*>(oid), 20);
+  }
+
+  static Error bad(const Frame& f, const std::string& why) {
+    return Error(Code::CorruptObject, "tree " + f.oid_hex + ": " + why);
+  }
+
+  // Parses the entry at f.pos, bounds-checked, and moves past it.
+  static TreeEntry next_entry(Frame& f) {
+    const uint8_t* data = f.tree.bytes->data.get();
+    size_t size = f.tree.bytes->size;
+    size_t p = f.pos;
+    uint32_t mode = 0;
+    size_t digits = 0;
+    while (p < size && data[p] >= '0' && data[p] <= '7') {
+      if (digits++ >= 7) throw bad(f, "mode too long");
+      mode = mode * 8 + (data[p] - '0');
+      p++;
+    }
+    if (digits == 0 || p >= size || data[p] != ' ') throw bad(f, "malformed entry mode");
+    p++;
+    const uint8_t* nul = static_cast<const uint8_t*>(std::memchr(data + p, 0, size - p));
+    if (nul == nullptr) throw bad(f, "entry name is not terminated");
+    TreeEntry e;
+    e.name = reinterpret_cast<const char*>(data + p);
+    e.name_len = static_cast<size_t>(nul - (data + p));
+    p += e.name_len + 1;
+    if (size - p < 20) throw bad(f, "entry id is truncated");
+    e.oid = data + p;
+    f.pos = p + 20;
+    e.mode = canonical_mode(mode);
+    if (e.mode == 0) throw bad(f, "entry has an unknown mode " + std::to_string(mode));
+    return e;
+  }
+
+  // The entry's name (path_ holds its path) against the tree's rules: one component, no
+  // duplicate (also a file and a directory of one name), sorted.
+  void check_entry(Frame& f, const TreeEntry& e) {
+    if (malformed_name(e.name, e.name_len))
+      throw Error(Code::UnsafePath, path_ + " (in tree " + f.oid_hex + "): " +
+                                        (e.name_len == 0 ? "an empty name" : "a '/' in a name"));
+    if (f.has_last) {
+      if (f.last_name.size() == e.name_len &&
+          std::memcmp(f.last_name.data(), e.name, e.name_len) == 0)
+        throw bad(f, "duplicate entry " + path_);
+      if (tree_order(f.last_name, f.last_is_dir, e.name, e.name_len, e.is_dir()) >= 0)
+        throw bad(f, "entries are not sorted at " + path_);
+    }
+    if (reopens_file(&f.open_files, e.name, e.name_len, e.is_dir()))
+      throw bad(f, "duplicate entry " + path_ + " (a file and a directory)");
+    if (!e.is_dir()) f.open_files.emplace_back(e.name, e.name_len);
+    f.last_name.assign(e.name, e.name_len);
+    f.last_is_dir = e.is_dir();
+    f.has_last = true;
+  }
+
+  // The flat list must be in index order, which sorted trees give; a store that lies is
+  // refused rather than guessed at. (The previous path emitted: last_at_, last_len_.)
+  void sorts_after_last(const char* p, size_t n) const {
+    if (!emitted_) return;
+    const char* last = out_->paths.data() + last_at_;
+    int c = std::memcmp(last, p, std::min(last_len_, n));
+    if (c > 0 || (c == 0 && last_len_ >= n))
+      throw Error(Code::CorruptObject, "tree " + root_hex_ + " lists " +
+                                           std::string(last, last_len_) + " and " +
+                                           std::string(p, n) + " out of order");
+  }
+
+  // The directory at path_ (with its final '/') with id `oid` in one of the memos.
+  std::pair<const WalkMemo*, size_t> lender(const uint8_t* oid) const {
+    for (const WalkMemo* m : memos_) {
+      auto at = m->lendable.find(path_);
       if (at == m->lendable.end()) continue;
       const WalkDir& d = m->dirs[at->second];
       if (d.entry_end > d.entry_begin && std::memcmp(d.oid.data(), oid, 20) == 0)
         return {m, at->second};
     }
     return {nullptr, 0};
-  };
-  std::vector<Frame> stack;
-  std::string path;
-  // The ids of the trees being walked: a tree listed inside itself (an id can only name such a
-  // tree if the store lies about its content) would otherwise be walked until kMaxDepth, with
-  // every level's entries and ever longer paths collected on the way there.
-  std::unordered_set<std::string> walking;
-  auto key = [](const uint8_t* oid) { return std::string(reinterpret_cast<const char*>(oid), 20); };
-  stack.push_back(open_tree(odb, tree_oid, 0));
-  walking.insert(key(tree_oid));
-  dirs->push_back(WalkDir{"", key(tree_oid), 0, 0, 0, 0, 0});
-  const std::string root_hex = stack.back().oid_hex;
-  // The previous path emitted (offset and length in out->paths): the flat list must be in
-  // index order, which sorted trees give; a store that lies is refused rather than guessed at.
-  size_t last_at = 0, last_len = 0;
-  bool emitted = false;
-  auto sorts_after_last = [&](const char* p, size_t n) {
-    if (!emitted) return;
-    const char* last = out->paths.data() + last_at;
-    int c = std::memcmp(last, p, std::min(last_len, n));
-    if (c > 0 || (c == 0 && last_len >= n))
-      throw Error(Code::CorruptObject, "tree " + root_hex + " lists " +
-                                           std::string(last, last_len) + " and " +
-                                           std::string(p, n) + " out of order");
-  };
-  uint32_t steps = 0;
-  while (!stack.empty()) {
-    if (++steps % kCancelEvery == 0) odb.cancel().check("walking the tree");
-    Frame& f = stack.back();
-    const uint8_t* data = f.tree.bytes->data.get();
-    size_t size = f.tree.bytes->size;
-    if (f.pos >= size) {
-      (*dirs)[f.dir].entry_end = out->count;
-      (*dirs)[f.dir].path_end = out->paths.size();
-      walking.erase(f.oid);
-      stack.pop_back();
-      continue;
-    }
-    auto bad = [&](const std::string& why) {
-      return Error(Code::CorruptObject, "tree " + f.oid_hex + ": " + why);
-    };
-    // "<octal mode> <name>\0<20-byte id>"
-    size_t p = f.pos;
-    uint32_t mode = 0;
-    size_t digits = 0;
-    while (p < size && data[p] >= '0' && data[p] <= '7') {
-      if (digits++ >= 7) throw bad("mode too long");
-      mode = mode * 8 + (data[p] - '0');
-      p++;
-    }
-    if (digits == 0 || p >= size || data[p] != ' ') throw bad("malformed entry mode");
-    p++;
-    const uint8_t* nul = static_cast<const uint8_t*>(std::memchr(data + p, 0, size - p));
-    if (nul == nullptr) throw bad("entry name is not terminated");
-    const char* name = reinterpret_cast<const char*>(data + p);
-    size_t name_len = static_cast<size_t>(nul - (data + p));
-    p += name_len + 1;
-    if (size - p < 20) throw bad("entry id is truncated");
-    const uint8_t* oid = data + p;
-    p += 20;
-    f.pos = p;
-
-    uint32_t canon = canonical_mode(mode);
-    if (canon == 0) throw bad("entry has an unknown mode " + std::to_string(mode));
-    bool is_dir = canon == 0040000;
-    path.resize(f.prefix_len);
-    path.append(name, name_len);
-    if (malformed_name(name, name_len))
-      throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + "): " +
-                                        (name_len == 0 ? "an empty name" : "a '/' in a name"));
-    if (f.has_last) {
-      if (f.last_name.size() == name_len && std::memcmp(f.last_name.data(), name, name_len) == 0)
-        throw bad("duplicate entry " + path);
-      if (tree_order(f.last_name, f.last_is_dir, name, name_len, is_dir) >= 0)
-        throw bad("entries are not sorted at " + path);
-    }
-    if (reopens_file(&f.open_files, name, name_len, is_dir))
-      throw bad("duplicate entry " + path + " (a file and a directory)");
-    if (!is_dir) f.open_files.emplace_back(name, name_len);
-    f.last_name.assign(name, name_len);
-    f.last_is_dir = is_dir;
-    f.has_last = true;
-
-    if (is_dir) (*dirs)[f.dir].subtrees++;
-    if (is_dir && !memos.empty()) {
-      path.push_back('/');
-      auto [memo, at] = lender(path, oid);
-      if (memo != nullptr) {
-        // Checked under the same rules, at this very path: copied, in index order after what
-        // came before (its first path is checked against the previous one), with the
-        // directories it holds.
-        const WalkDir& r = memo->dirs[at];
-        const char* first = memo->paths + r.path_begin;
-        size_t first_len = std::strlen(first);
-        sorts_after_last(first, first_len);
-        // The last path copied: just before the final NUL of the range.
-        size_t end = r.path_end - 1;
-        size_t start = end;
-        while (start > r.path_begin && memo->paths[start - 1] != '\0') start--;
-        last_at = out->paths.size() + (start - r.path_begin);
-        last_len = end - start;
-        emitted = true;
-        const size_t entry_shift = out->count - r.entry_begin;
-        const size_t path_shift = out->paths.size() - r.path_begin;
-        out->paths.append(memo->paths + r.path_begin, r.path_end - r.path_begin);
-        out->modes.insert(out->modes.end(), memo->modes + r.entry_begin, memo->modes + r.entry_end);
-        out->oids.append(memo->oids + r.entry_begin * 20, (r.entry_end - r.entry_begin) * 20);
-        out->count += r.entry_end - r.entry_begin;
-        // The directory and those under it: they follow it in pre-order, their paths below its.
-        for (size_t k = at; k < memo->dirs.size(); k++) {
-          const WalkDir& d = memo->dirs[k];
-          if (k > at && d.path.compare(0, r.path.size(), r.path) != 0) break;
-          dirs->push_back(WalkDir{d.path, d.oid, d.entry_begin + entry_shift,
-                                  d.entry_end + entry_shift, d.path_begin + path_shift,
-                                  d.path_end + path_shift, d.subtrees});
-        }
-        continue;
-      }
-      path.pop_back();
-    }
-    if (is_dir) {
-      if (stack.size() >= kMaxDepth) throw bad("trees nested too deeply");
-      if (!walking.insert(key(oid)).second)
-        throw bad("tree " + to_hex(oid, 20) + " contains itself (at " + path + ")");
-      path.push_back('/');
-      // `f` may dangle after push_back; it is not used again in this iteration.
-      stack.push_back(open_tree(odb, oid, path.size()));
-      stack.back().dir = dirs->size();
-      dirs->push_back(WalkDir{path, key(oid), out->count, 0, out->paths.size(), 0, 0});
-      continue;
-    }
-    // git checks whole paths, with the entry's mode, when they enter the index: a directory
-    // named ".git" that holds nothing is no entry and is not refused, as with git.
-    PathRule rule = verify_path(path.c_str(), path.size(), canon, protect);
-    if (rule != PathRule::kOk)
-      throw Error(Code::UnsafePath, path + " (in tree " + f.oid_hex + "): " + path_rule_text(rule));
-    sorts_after_last(path.data(), path.size());
-    last_at = out->paths.size();
-    last_len = path.size();
-    emitted = true;
-    out->paths.append(path);
-    out->paths.push_back('\0');
-    out->modes.push_back(canon);
-    out->oids.append(reinterpret_cast<const char*>(oid), 20);
-    out->count++;
   }
+
+  // Copies the directory at path_ from a memo that holds it, if one does. Its entries were
+  // checked under the same rules, at this very path: copied in index order after what came
+  // before (its first path is checked against the previous one), with the directories it holds.
+  bool lend(const uint8_t* oid) {
+    auto [memo, at] = lender(oid);
+    if (memo == nullptr) return false;
+    const WalkDir& r = memo->dirs[at];
+    const char* first = memo->paths + r.path_begin;
+    sorts_after_last(first, std::strlen(first));
+    // The last path copied: just before the final NUL of the range.
+    size_t end = r.path_end - 1;
+    size_t start = end;
+    while (start > r.path_begin && memo->paths[start - 1] != '\0') start--;
+    last_at_ = out_->paths.size() + (start - r.path_begin);
+    last_len_ = end - start;
+    emitted_ = true;
+    const size_t entry_shift = out_->count - r.entry_begin;
+    const size_t path_shift = out_->paths.size() - r.path_begin;
+    out_->paths.append(memo->paths + r.path_begin, r.path_end - r.path_begin);
+    out_->modes.insert(out_->modes.end(), memo->modes + r.entry_begin, memo->modes + r.entry_end);
+    out_->oids.append(memo->oids + r.entry_begin * 20, (r.entry_end - r.entry_begin) * 20);
+    out_->count += r.entry_end - r.entry_begin;
+    // The directory and those under it: they follow it in pre-order, their paths below its.
+    for (size_t k = at; k < memo->dirs.size(); k++) {
+      const WalkDir& d = memo->dirs[k];
+      if (k > at && d.path.compare(0, r.path.size(), r.path) != 0) break;
+      dirs_->push_back(WalkDir{d.path, d.oid, d.entry_begin + entry_shift,
+                               d.entry_end + entry_shift, d.path_begin + path_shift,
+                               d.path_end + path_shift, d.subtrees});
+    }
+    return true;
+  }
+
+  // Opens the subtree at path_ (with its final '/'). The ids of the trees being walked: a tree
+  // listed inside itself (an id can only name such a tree if the store lies about its content)
+  // would otherwise be walked until kMaxDepth, with every level's entries and ever longer paths
+  // collected on the way there. `f` may dangle once this returns.
+  void descend(const Frame& f, const uint8_t* oid) {
+    if (stack_.size() >= kMaxDepth) throw bad(f, "trees nested too deeply");
+    if (!walking_.insert(key(oid)).second) {
+      std::string at = path_.substr(0, path_.size() - 1);
+      throw bad(f, "tree " + to_hex(oid, 20) + " contains itself (at " + at + ")");
+    }
+    stack_.push_back(open_tree(odb_, oid, path_.size()));
+    stack_.back().dir = dirs_->size();
+    dirs_->push_back(WalkDir{path_, key(oid), out_->count, 0, out_->paths.size(), 0, 0});
+  }
+
+  // git checks whole paths, with the entry's mode, when they enter the index: a directory
+  // named ".git" that holds nothing is no entry and is not refused, as with git.
+  void emit_file(const Frame& f, const TreeEntry& e) {
+    PathRule rule = verify_path(path_.c_str(), path_.size(), e.mode, protect_);
+    if (rule != PathRule::kOk)
+      throw Error(Code::UnsafePath,
+                  path_ + " (in tree " + f.oid_hex + "): " + path_rule_text(rule));
+    sorts_after_last(path_.data(), path_.size());
+    last_at_ = out_->paths.size();
+    last_len_ = path_.size();
+    emitted_ = true;
+    out_->paths.append(path_);
+    out_->paths.push_back('\0');
+    out_->modes.push_back(e.mode);
+    out_->oids.append(reinterpret_cast<const char*>(e.oid), 20);
+    out_->count++;
+  }
+
+  Odb& odb_;
+  PathProtection protect_;
+  FlatTree* out_;
+  std::vector<WalkDir>* dirs_;
+  std::vector<const WalkMemo*> memos_;
+  std::vector<Frame> stack_;
+  std::string path_;
+  std::unordered_set<std::string> walking_;
+  std::string root_hex_;
+  size_t last_at_ = 0, last_len_ = 0;
+  bool emitted_ = false;
+};
+}  // namespace
+
+void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out,
+               std::vector<WalkDir>* dirs, const std::vector<const WalkMemo*>& reuse) {
+  TreeWalk(odb, protect, out, dirs, reuse).run(tree_oid);
 }
 
 }  // namespace pc
