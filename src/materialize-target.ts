@@ -128,7 +128,42 @@ export function claimTarget(
   // Every check on the real path (a symlinked target is judged by where its writes would land),
   // and all of them before anything is made.
   const target = targetKey(targetDir);
+  refuseOverlap(target, repo);
+  refuseEnclosed(target);
 
+  if (kind === 'missing') {
+    // A dry run says what a materialize would write into a new directory without making it.
+    if (dryRun) return { worktree: target, meta: join(target, MATERIALIZE_META) };
+    try {
+      mkdirSync(target, { recursive: true });
+    } catch (err) {
+      throw fromSystem(err, 'create', target);
+    }
+  }
+  const meta = join(target, MATERIALIZE_META);
+  const ours = judgeRecordDir(target, meta);
+  if (!ours) {
+    const entries = readdirSync(target).filter((n) => n !== MATERIALIZE_META);
+    if (entries.length > 0 && !force) {
+      notOurs(
+        target,
+        'it is not empty and holds no pcheckout record (force: true / --force takes a plain directory anyway)',
+      );
+    }
+  }
+  if (!hasRecord(meta) && !dryRun) {
+    try {
+      mkdirSync(meta, { recursive: true });
+      writeFileSync(join(meta, MARKER_NAME), MARKER_TEXT);
+    } catch (err) {
+      throw fromSystem(err, 'create', meta);
+    }
+  }
+  return { worktree: target, meta };
+}
+
+/** A target inside the source repository's worktree or git directory, or around either. */
+function refuseOverlap(target: string, repo: Repo): void {
   const own = [repo.gitDir, repo.commonDir, repo.worktree].filter((p) => p !== '').map(realOrSelf);
   for (const dir of own) {
     if (within(target, dir)) {
@@ -148,9 +183,13 @@ export function claimTarget(
       );
     }
   }
+}
 
-  // A git directory anywhere up the path (a target under some repository's .git), or a target
-  // inside another materialized directory, whose record would then describe our files too.
+/**
+ * A git directory anywhere up the path (a target under some repository's .git), or a target
+ * inside another materialized directory, whose record would then describe our files too.
+ */
+function refuseEnclosed(target: string): void {
   for (let dir = dirname(target); ; dir = dirname(dir)) {
     if (looksLikeGitDir(dir)) {
       notOurs(target, `it is inside the git directory ${dir}`);
@@ -160,49 +199,27 @@ export function claimTarget(
     }
     if (dirname(dir) === dir) break;
   }
+}
 
-  if (kind === 'missing') {
-    // A dry run says what a materialize would write into a new directory without making it.
-    if (dryRun) return { worktree: target, meta: join(target, MATERIALIZE_META) };
-    try {
-      mkdirSync(target, { recursive: true });
-    } catch (err) {
-      throw fromSystem(err, 'create', target);
-    }
-  }
+/**
+ * Refuses a target that is, or holds, a git repository where the record would go; true when
+ * the record directory is pcheckout's own (a record, or the note of a target written before
+ * the record existed).
+ */
+function judgeRecordDir(target: string, meta: string): boolean {
   if (looksLikeGitDir(target)) notOurs(target, 'it is a git repository');
-  const meta = join(target, MATERIALIZE_META);
   const metaKind = kindAt(meta);
-  let ours = false;
   if (metaKind === 'file' || metaKind === 'link' || metaKind === 'other') {
     notOurs(
       target,
       `it holds a git repository (${meta} is a ${metaKind === 'file' ? 'gitfile' : 'link'})`,
     );
-  } else if (metaKind === 'dir') {
-    if (looksLikeRepository(meta)) notOurs(target, 'it holds a git repository');
-    // A target pcheckout wrote before the record existed: its note beside the index.
-    ours = hasRecord(meta) || kindAt(join(meta, LEGACY_NOTE)) === 'file';
-    if (!ours && readdirSync(meta).length > 0) {
-      notOurs(target, `${meta} exists and holds no pcheckout record`);
-    }
   }
-  if (!ours) {
-    const entries = readdirSync(target).filter((n) => n !== MATERIALIZE_META);
-    if (entries.length > 0 && !force) {
-      notOurs(
-        target,
-        'it is not empty and holds no pcheckout record (force: true / --force takes a plain directory anyway)',
-      );
-    }
+  if (metaKind !== 'dir') return false;
+  if (looksLikeRepository(meta)) notOurs(target, 'it holds a git repository');
+  const ours = hasRecord(meta) || kindAt(join(meta, LEGACY_NOTE)) === 'file';
+  if (!ours && readdirSync(meta).length > 0) {
+    notOurs(target, `${meta} exists and holds no pcheckout record`);
   }
-  if (!hasRecord(meta) && !dryRun) {
-    try {
-      mkdirSync(meta, { recursive: true });
-      writeFileSync(join(meta, MARKER_NAME), MARKER_TEXT);
-    } catch (err) {
-      throw fromSystem(err, 'create', meta);
-    }
-  }
-  return { worktree: target, meta };
+  return ours;
 }

@@ -238,17 +238,7 @@ export function collapseIndex(
   cone: Cone,
   sources: DirectorySources,
 ): CollapsedIndex {
-  let walkDirs: Map<string, number> | null = null;
-  if (sources.walk !== null) {
-    walkDirs = new Map();
-    const { paths, count } = sources.walk.dirs;
-    let at = 0;
-    for (let j = 0; j < count; j++) {
-      const nul = paths.indexOf(0, at);
-      walkDirs.set(paths.toString('latin1', at, nul), j);
-      at = nul + 1;
-    }
-  }
+  const walkDirs = walkDirIndex(sources);
   const keep: number[] = []; // index into result, or -(k+1) for sparse directory k
   const dirPaths: string[] = [];
   const dirOids: Buffer[] = [];
@@ -288,6 +278,35 @@ export function collapseIndex(
   };
   visit(0, result.count, 0);
 
+  return buildCollapsed(result, stats, extFlags, keep, dirPaths, dirOids);
+}
+
+/** The walk's directories by path (their row in its list), when the target walk gave them. */
+function walkDirIndex(sources: DirectorySources): Map<string, number> | null {
+  if (sources.walk === null) return null;
+  const walkDirs = new Map<string, number>();
+  const { paths, count } = sources.walk.dirs;
+  let at = 0;
+  for (let j = 0; j < count; j++) {
+    const nul = paths.indexOf(0, at);
+    walkDirs.set(paths.toString('latin1', at, nul), j);
+    at = nul + 1;
+  }
+  return walkDirs;
+}
+
+/**
+ * The collapsed index from the decisions: `keep` holds, in order, a row of `result` (>= 0) or
+ * sparse directory k as -(k+1).
+ */
+function buildCollapsed(
+  result: EntryList,
+  stats: Uint32Array,
+  extFlags: Uint16Array,
+  keep: number[],
+  dirPaths: string[],
+  dirOids: Buffer[],
+): CollapsedIndex {
   const count = keep.length;
   const pathParts: Buffer[] = [];
   const oidParts: Buffer[] = [];

@@ -4,6 +4,7 @@
  * settings, with git's warnings; the numbering of attribute names one resolution uses.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import type { EntryList } from './entries.js';
 
 /** set (`x`), unset (`-x`), unspecified (`!x`, or nothing), or a value (`x=v`). */
 export type AttrValue = true | false | undefined | string;
@@ -272,4 +273,32 @@ export function describeErrno(err: unknown): string {
     EISDIR: 'Is a directory',
   };
   return (code && words[code]) ?? (err as Error).message;
+}
+
+/** Entries named `.gitattributes`, by directory ('' for the top), found without a string per entry. */
+export function attributeFiles(list: EntryList): Map<string, number> {
+  const out = new Map<string, number>();
+  const { paths, starts } = list;
+  const base = Buffer.from('.gitattributes\0', 'latin1');
+  for (let at = paths.indexOf(base); at >= 0; at = paths.indexOf(base, at + 1)) {
+    if (at !== 0 && paths[at - 1] !== 0x2f && paths[at - 1] !== 0) continue;
+    const i = entryAt(starts, at);
+    const name = list.name(i);
+    const dir = name.length === 14 ? '' : name.slice(0, -15);
+    // A path name ends at a NUL, so this match is the whole last component.
+    if (!out.has(dir)) out.set(dir, i);
+  }
+  return out;
+}
+
+/** The entry whose path contains byte offset `pos`. */
+function entryAt(starts: Uint32Array, pos: number): number {
+  let lo = 0;
+  let hi = starts.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= pos) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }

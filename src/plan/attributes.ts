@@ -23,6 +23,7 @@ import { compilePattern, matches, type Pattern } from './ignore.js';
 import {
   ATTR_MAX_FILE_SIZE,
   Names,
+  attributeFiles,
   blobLines,
   fileLines,
   parseLine,
@@ -104,34 +105,6 @@ interface AttrFile {
 /** A directory's view: the rules that apply, highest precedence first (info excluded). */
 interface Frame {
   rules: Rule[];
-}
-
-/** Entries named `.gitattributes`, by directory ('' for the top), found without a string per entry. */
-export function attributeFiles(list: EntryList): Map<string, number> {
-  const out = new Map<string, number>();
-  const { paths, starts } = list;
-  const base = Buffer.from('.gitattributes\0', 'latin1');
-  for (let at = paths.indexOf(base); at >= 0; at = paths.indexOf(base, at + 1)) {
-    if (at !== 0 && paths[at - 1] !== 0x2f && paths[at - 1] !== 0) continue;
-    const i = entryAt(starts, at);
-    const name = list.name(i);
-    const dir = name.length === 14 ? '' : name.slice(0, -15);
-    // A path name ends at a NUL, so this match is the whole last component.
-    if (!out.has(dir)) out.set(dir, i);
-  }
-  return out;
-}
-
-/** The entry whose path contains byte offset `pos`. */
-function entryAt(starts: Uint32Array, pos: number): number {
-  let lo = 0;
-  let hi = starts.length - 2;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (starts[mid]! <= pos) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 /**

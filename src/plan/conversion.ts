@@ -13,7 +13,8 @@ import type { NativeConversion, NativeOdb } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import type { GitConfig } from '../repo/config.js';
 import type { Repo } from '../repo/repo.js';
-import { Attributes, attributeFiles, type AttrValue } from './attributes.js';
+import { Attributes, type AttrValue } from './attributes.js';
+import { attributeFiles } from './attributes-read.js';
 import { hasCommand, readFilterDrivers, type FilterDriver } from './drivers.js';
 import type { EntryList } from './entries.js';
 

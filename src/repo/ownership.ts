@@ -8,7 +8,8 @@
  */
 import { lstatSync, realpathSync } from 'node:fs';
 import { PcheckoutError } from '../errors.js';
-import { GitConfig, interpolatePath } from './config.js';
+import { GitConfig } from './config.js';
+import { interpolatePath } from './config-include.js';
 
 /** What discovery found: the paths git checks, as git spells them (real paths). */
 export interface Discovered {

@@ -178,25 +178,7 @@ export function resolveRevision(
   spec: string | undefined,
   options: ResolveOptions = {},
 ): Resolved {
-  if (spec === undefined || spec === 'HEAD') {
-    const head = refs.read('HEAD');
-    const oid = refs.resolve('HEAD');
-    if (oid === undefined) {
-      const target = head?.symref ?? 'HEAD';
-      throw new PcheckoutError(
-        'ERR_BAD_REF',
-        `HEAD does not point to a commit (${target} is unborn); name a revision to check out`,
-      );
-    }
-    const commit = peelToType(odb, oid, 'commit', 'HEAD');
-    return {
-      commit,
-      tree: commitTree(readObject(odb, commit).data, commit),
-      branch: null,
-      keepHead: true,
-      name: 'HEAD',
-    };
-  }
+  if (spec === undefined || spec === 'HEAD') return resolveHead(refs, odb);
   // `-` is `@{-1}`: the branch (or commit) the last checkout left.
   // As git's strbuf_branchname, a leading @{-n} is replaced by the name (also in the reflog).
   let expr = spec === '-' ? '@{-1}' : spec;
@@ -217,28 +199,8 @@ export function resolveRevision(
       name: expr,
     };
   }
-  if (
-    isRefName(branchRef) &&
-    !expr.startsWith('refs/') &&
-    !/[?*[\\]/.test(expr) &&
-    dwimRef(refs, expr) === undefined &&
-    !isFullHex(expr) &&
-    !isShortId(odb, expr) &&
-    refs.repo.config.getBool('checkout.guess') !== false
-  ) {
-    const create = guessRemoteBranch(refs.repo, refs, expr);
-    if (create !== undefined) {
-      const commit = peelToType(odb, create.oid, 'commit', spec);
-      return {
-        commit,
-        tree: commitTree(readObject(odb, commit).data, commit),
-        branch: create.branch,
-        keepHead: false,
-        name: expr,
-        create,
-      };
-    }
-  }
+  const guessed = guessBranch(refs, odb, spec, expr);
+  if (guessed !== undefined) return guessed;
   const peeled = peelTags(odb, evaluate(refs, odb, expr));
   const obj = readObject(odb, peeled);
   if (obj.type === 'tree') {
@@ -257,6 +219,55 @@ export function resolveRevision(
     branch: null,
     keepHead: false,
     name: expr,
+  };
+}
+
+/** HEAD itself (no revision named): its commit, HEAD left as it is. */
+function resolveHead(refs: Refs, odb: NativeOdb): Resolved {
+  const head = refs.read('HEAD');
+  const oid = refs.resolve('HEAD');
+  if (oid === undefined) {
+    const target = head?.symref ?? 'HEAD';
+    throw new PcheckoutError(
+      'ERR_BAD_REF',
+      `HEAD does not point to a commit (${target} is unborn); name a revision to check out`,
+    );
+  }
+  const commit = peelToType(odb, oid, 'commit', 'HEAD');
+  return {
+    commit,
+    tree: commitTree(readObject(odb, commit).data, commit),
+    branch: null,
+    keepHead: true,
+    name: 'HEAD',
+  };
+}
+
+/**
+ * checkout.guess: a name that is no branch, ref, id or pattern but exists as
+ * `<remote>/<name>` creates the local branch tracking it (guessRemoteBranch says which).
+ */
+function guessBranch(refs: Refs, odb: NativeOdb, spec: string, expr: string): Resolved | undefined {
+  if (
+    !isRefName(`refs/heads/${expr}`) ||
+    expr.startsWith('refs/') ||
+    /[?*[\\]/.test(expr) ||
+    dwimRef(refs, expr) !== undefined ||
+    isFullHex(expr) ||
+    isShortId(odb, expr) ||
+    refs.repo.config.getBool('checkout.guess') === false
+  )
+    return undefined;
+  const create = guessRemoteBranch(refs.repo, refs, expr);
+  if (create === undefined) return undefined;
+  const commit = peelToType(odb, create.oid, 'commit', spec);
+  return {
+    commit,
+    tree: commitTree(readObject(odb, commit).data, commit),
+    branch: create.branch,
+    keepHead: false,
+    name: expr,
+    create,
   };
 }
 

@@ -155,17 +155,20 @@ function sameBytes(parts: readonly Buffer[], raw: Buffer): boolean {
   return true;
 }
 
-export async function commitIndex(
+/**
+ * The bytes of the index to write: patched in place (a restore keeping every entry), a split
+ * index's file (and perhaps a new shared index), or a whole new file, sparse where the cone
+ * says so.
+ */
+function composeIndex(
   job: Job,
-  config: CallConfig,
   opened: Opened,
   walked: Walked,
-  { plan, cone }: Planned,
-  { outcome }: Written,
-): Promise<Indexed> {
+  plan: Planned['plan'],
+  cone: Planned['cone'],
+  stats: Uint32Array,
+): { index: Buffer[]; split: SplitFiles | null; inPlace: boolean } {
   const { mode, current } = opened;
-  const indexLock = opened.indexLock!;
-  const stats = mergedStats(plan, outcome.stats);
   const sparse = sparseIndex(job, cone, opened, walked, plan, stats);
   // A restore keeps the entries as they are: the old file gets new stat data in place (a
   // sparse index read, when it is written sparse again).
@@ -203,6 +206,21 @@ export async function commitIndex(
       ? patchSparse(current, stats)
       : patchIndex(current.raw, current.offsets, current.stats, stats)
     : [split?.main ?? buildIndex(sparse?.entries ?? plan.result, sparse?.stats ?? stats, options)];
+  return { index, split, inPlace };
+}
+
+export async function commitIndex(
+  job: Job,
+  config: CallConfig,
+  opened: Opened,
+  walked: Walked,
+  { plan, cone }: Planned,
+  { outcome }: Written,
+): Promise<Indexed> {
+  const { current } = opened;
+  const indexLock = opened.indexLock!;
+  const stats = mergedStats(plan, outcome.stats);
+  const { index, split, inPlace } = composeIndex(job, opened, walked, plan, cone, stats);
   const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), [
     ...plan.files.map((f) => f.index),
     ...plan.symlinks,

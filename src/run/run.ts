@@ -31,20 +31,13 @@ export async function run(
   resources: Resources,
   control: Control,
 ): Promise<CheckoutSummary> {
-  const { settings, repo } = job;
+  const { settings } = job;
   const started = performance.now();
   control.phase('open');
   const config = resolveConfig(job);
   let opened: Opened | null = null;
   let partWayContext: PartWayContext | null = null;
-  // External filters run from the worktree's top, as git runs them; a materialized directory is
-  // no repository, so they are told where it is (as git --git-dir --work-tree would). Processes
-  // start on first use and are shut down when the run ends, however it ends.
-  const filters = new FilterSession(readFilterDrivers(repo.config), job.worktree, () =>
-    job.materialize
-      ? { ...process.env, GIT_DIR: repo.gitDir, GIT_WORK_TREE: job.worktree }
-      : gitChildEnv(repo, job.start),
-  );
+  const filters = filterSession(job);
   try {
     opened = open(job, config, resources);
     // The tree walk and the blob lookup stop within a few thousand items of an abort.
@@ -103,15 +96,7 @@ export async function run(
       times: { started, planTime, writeTime, indexTime },
     });
   } catch (caught) {
-    // A native step that stopped for the abort: the abort's own error (its reason).
-    const err =
-      (caught as { code?: unknown } | null)?.code === 'ERR_ABORTED' && control.aborted
-        ? abortedError(control.signal?.reason)
-        : caught;
-    const explained = explainMissing(err, repo);
-    throw partWayContext
-      ? partWay(explained, err instanceof PcheckoutError ? err.written : undefined, partWayContext)
-      : explained;
+    throw failureOf(caught, job, control, partWayContext);
   } finally {
     // The locks first: a caller told of the end finds the worktree free. (The caches are
     // dropped by whoever ran the call, once it has answered: Resources.idle.)
@@ -119,4 +104,39 @@ export async function run(
     opened?.odb.setCancel(null);
     await filters.close();
   }
+}
+
+/**
+ * External filters run from the worktree's top, as git runs them; a materialized directory is
+ * no repository, so they are told where it is (as git --git-dir --work-tree would). Processes
+ * start on first use and are shut down when the run ends, however it ends.
+ */
+function filterSession(job: Job): FilterSession {
+  const { repo } = job;
+  return new FilterSession(readFilterDrivers(repo.config), job.worktree, () =>
+    job.materialize
+      ? { ...process.env, GIT_DIR: repo.gitDir, GIT_WORK_TREE: job.worktree }
+      : gitChildEnv(repo, job.start),
+  );
+}
+
+/**
+ * What a failed call throws: a native step that stopped for the abort gives the abort's own
+ * error (its reason); a missing object is explained (a partial clone, an alternate gone); a
+ * failure during the write says how far the worktree got.
+ */
+function failureOf(
+  caught: unknown,
+  job: Job,
+  control: Control,
+  partWayContext: PartWayContext | null,
+): unknown {
+  const err =
+    (caught as { code?: unknown } | null)?.code === 'ERR_ABORTED' && control.aborted
+      ? abortedError(control.signal?.reason)
+      : caught;
+  const explained = explainMissing(err, job.repo);
+  return partWayContext
+    ? partWay(explained, err instanceof PcheckoutError ? err.written : undefined, partWayContext)
+    : explained;
 }

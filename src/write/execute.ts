@@ -14,9 +14,9 @@ import type { Conversions } from '../plan/conversion.js';
 import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
 import { FilterStep, type FilterStepSettings } from './filtered.js';
-import { interleaveByParent } from './schedule.js';
+import { ENOENT_LIKE, isDir, makeDirs, makeDirsConcurrently, removeOld } from './dirs.js';
 import { writeFiles, type Progress, type WriteOutcome } from './write.js';
-import type { Errno, WorktreeDir } from '../worktree.js';
+import type { WorktreeDir } from '../worktree.js';
 
 export interface ExecuteSettings {
   root: string;
@@ -64,141 +64,6 @@ export interface ExecuteOutcome extends WriteOutcome {
   delayedFiles: number;
   /** Regular files written on the pool (0 when it was not used). */
   poolFiles: number;
-}
-
-// Nothing of ours there: gone, or a leading component is a file or a link (never followed).
-const ENOENT_LIKE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
-
-const display = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
-
-const S_IFMT = 0o170000;
-const S_IFDIR = 0o040000;
-const isDir = (mode: number | string): boolean =>
-  typeof mode === 'number' && (mode & S_IFMT) === S_IFDIR;
-
-// Below this many removals, unlinks in parallel do not pay for their threads.
-const PARALLEL_UNLINKS = 16;
-
-/**
- * The removals' errno names in plan order: files unlinked on `threads` threads when asked (a
- * network filesystem, each unlink a round trip; spread so that neighbours are in different
- * directories), submodule directories on this thread.
- */
-function unlinkAll(wt: WorktreeDir, plan: Plan, threads: number): Errno[] {
-  const { deletes } = plan;
-  const files = deletes.filter((d) => !d.dir).map((d) => d.path);
-  if (threads <= 1 || files.length < PARALLEL_UNLINKS)
-    return deletes.map(({ path, dir }) => (dir ? wt.rmdir(path) : wt.unlink(path)));
-  const order = interleaveByParent(files);
-  const codes = new Map<string, Errno>();
-  wt.unlinkMany(order, threads).forEach((code, k) => codes.set(order[k]!, code));
-  return deletes.map(({ path, dir }) => (dir ? wt.rmdir(path) : codes.get(path)!));
-}
-
-/** Removes what the plan deletes; returns git's warnings (submodule directories left). */
-function removeOld(wt: WorktreeDir, plan: Plan, sofar: WrittenSoFar, threads: number): string[] {
-  const notices: string[] = [];
-  const codes = unlinkAll(wt, plan, threads);
-  for (const [k, { path, dir }] of plan.deletes.entries()) {
-    const code = codes[k]!;
-    if (code === null) {
-      sofar.removed++;
-      continue;
-    }
-    // A submodule directory that is not empty stays, as with git, which says so.
-    if (dir && (code === 'ENOTEMPTY' || code === 'EEXIST')) {
-      notices.push(`unable to rmdir '${display(path)}': Directory not empty`);
-      continue;
-    }
-    if (!ENOENT_LIKE.has(code)) throw wt.error(code, 'remove', path);
-  }
-  for (const dir of plan.rmdirs) {
-    wt.rmdir(dir); // not empty (untracked or ignored files stay), or already gone
-  }
-  for (const path of plan.clears) {
-    const code = wt.removeTree(path);
-    if (code !== null) throw wt.error(code, 'remove', path);
-  }
-  return notices;
-}
-
-/**
- * Makes the directories, parents first, then the gitlinks' directories; returns the gitlinks
- * whose directory it made (git records the stat data of those only: a submodule directory
- * already there keeps its entry's stat data zero). One that exists must be a real directory:
- * a file or symlink in its place (or in place of one of its parents) is replaced when the
- * plan allows it, else the checkout stops here.
- */
-const DIR_BATCH = 1024;
-
-function makeDirs(
-  wt: WorktreeDir,
-  plan: Plan,
-  dirs: readonly string[],
-  gitlinks: number[],
-  aborted: (() => boolean) | undefined,
-): number[] {
-  // Whether it made the directory (false: a real directory was there).
-  const make = (rel: string, again = false): boolean => {
-    const code = wt.mkdir(rel);
-    if (code === null) return true;
-    if ((code === 'ELOOP' || code === 'ENOTDIR') && !again) {
-      // A leading component is a symlink or a file: make it a real directory first.
-      const slash = rel.lastIndexOf('/');
-      if (slash > 0) {
-        make(rel.slice(0, slash));
-        return make(rel, true);
-      }
-    }
-    if (code !== 'EEXIST') throw wt.error(code, 'create directory', rel);
-    if (isDir(wt.lstatMode(rel))) return false;
-    if (!plan.replaceInTheWay) {
-      throw new PcheckoutError(
-        'ERR_WOULD_OVERWRITE',
-        `cannot create directory ${display(rel)}: a file or symlink is in the way`,
-        { path: display(rel), paths: [display(rel)] },
-      );
-    }
-    const replaced = wt.unlink(rel) ?? wt.mkdir(rel);
-    if (replaced !== null) throw wt.error(replaced, 'create directory', rel);
-    return true;
-  };
-  // A native call makes them or finds them real directories (a call per directory from
-  // JavaScript cost ~10 µs: 5,095 directories in the Linux tree), DIR_BATCH at a time so that
-  // an abort lands between batches (the Linux tree's ~53 ms in one call was too long to wait);
-  // what it could not settle goes through the checks above, in order.
-  for (let at = 0; at < dirs.length; at += DIR_BATCH) {
-    if (aborted?.()) throw new PcheckoutError('ERR_ABORTED', 'the checkout was aborted');
-    const batch = dirs.slice(at, at + DIR_BATCH);
-    const done = wt.ensureDirs(batch);
-    batch.forEach((dir, k) => {
-      if (done[k] !== null) make(dir);
-    });
-  }
-  return gitlinks.filter((k) => make(plan.result.name(k)));
-}
-
-/**
- * The directories of each depth at once on native threads (their round trips overlap on a
- * network filesystem), parents' depth first; any that was not simply created (something
- * there) goes through makeDirs' checks.
- */
-function makeDirsConcurrently(wt: WorktreeDir, plan: Plan, threads: number): number[] {
-  const byDepth: string[][] = [];
-  for (const dir of plan.dirs) {
-    let depth = 0;
-    for (let i = dir.indexOf('/'); i >= 0; i = dir.indexOf('/', i + 1)) depth++;
-    (byDepth[depth] ??= []).push(dir);
-  }
-  for (const depth of byDepth) {
-    if (!depth) continue;
-    const level = interleaveByParent(depth);
-    const results = wt.mkdirMany(level, threads);
-    // Whatever failed is retried with the checks (in order, parents first) before going deeper.
-    const rest = level.filter((_, i) => results[i] !== null);
-    if (rest.length > 0) makeDirs(wt, plan, rest, [], undefined);
-  }
-  return makeDirs(wt, plan, [], plan.gitlinks, undefined);
 }
 
 function statInto(wt: WorktreeDir, stats: Uint32Array, k: number, rel: string): void {
@@ -453,33 +318,12 @@ async function executeSteps(
   // fails stops the checkout before the other files are written, as it stops git's.
   const { filtered, plain } = partition(plan.files, settings.conversions);
   const step = filterStep(odb, plan, filtered, settings);
-  const { onProgress } = settings;
-  const total = plan.files.length;
-  const written = { done: 0, bytes: 0 }; // by the pool or in process
-  // Progress counts both: the filter step's files and the pool's (or in-process) ones.
-  const report = (): void =>
-    onProgress?.({
-      done: written.done + (step?.done ?? 0),
-      total,
-      bytes: written.bytes + (step?.outcome.bytes ?? 0),
-    });
-  // Called here rather than from writeFiles (which gives a throwing callback its code).
-  const reportHere = (): void => {
-    try {
-      report();
-    } catch (err) {
-      throw new PcheckoutError(
-        'ERR_CALLBACK',
-        `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
-        { cause: err },
-      );
-    }
-  };
+  const progress = progressOf(settings.onProgress, plan.files.length, step);
   sofar.stage = 'files';
   if (step) {
     await step.writeFirstPass(settings.signal);
     sofar.files = step.done;
-    reportHere();
+    progress.reportHere();
   }
   const outcome = await writeFiles(plan.result, plain, plan.replace, {
     root: settings.root,
@@ -489,13 +333,7 @@ async function executeSteps(
     sync: settings.sync,
     conversions: settings.conversions,
     perDir: settings.perDir,
-    onProgress:
-      onProgress &&
-      ((p) => {
-        written.done = p.done;
-        written.bytes = p.bytes;
-        report();
-      }),
+    onProgress: progress.pool,
     signal: settings.signal,
   });
   const counts = {
@@ -513,7 +351,7 @@ async function executeSteps(
     outcome.bytes += step.outcome.bytes;
     outcome.collided.push(...step.outcome.collided);
     outcome.warnings.push(...step.outcome.warnings);
-    reportHere();
+    progress.reportHere();
   }
   sofar.files = plan.files.length - outcome.failures.length - outcome.collided.length;
   sofar.stage = 'links';
@@ -523,6 +361,44 @@ async function executeSteps(
   killPoint();
   const collisions = retryCollisions(odb, plan, outcome, settings, filtered);
   return { ...outcome, ...counts, collisions, notices };
+}
+
+/**
+ * The caller's progress over both writers: the filter step's files and the pool's (or
+ * in-process) ones. `pool` is handed to writeFiles; `reportHere` is for the points this module
+ * reports itself (writeFiles gives a throwing callback its code, so these do the same).
+ */
+function progressOf(
+  onProgress: ExecuteSettings['onProgress'],
+  total: number,
+  step: ReturnType<typeof filterStep>,
+): { pool: ((p: { done: number; bytes: number }) => void) | undefined; reportHere: () => void } {
+  const written = { done: 0, bytes: 0 };
+  const report = (): void =>
+    onProgress?.({
+      done: written.done + (step?.done ?? 0),
+      total,
+      bytes: written.bytes + (step?.outcome.bytes ?? 0),
+    });
+  const reportHere = (): void => {
+    try {
+      report();
+    } catch (err) {
+      throw new PcheckoutError(
+        'ERR_CALLBACK',
+        `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
+        { cause: err },
+      );
+    }
+  };
+  const pool =
+    onProgress &&
+    ((p: { done: number; bytes: number }): void => {
+      written.done = p.done;
+      written.bytes = p.bytes;
+      report();
+    });
+  return { pool, reportHere };
 }
 
 /** plan.files split by their conversion: through a filter driver (index order), or not. */

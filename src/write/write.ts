@@ -131,6 +131,24 @@ export function descriptorHint(message: string, threads: number): string {
     : '';
 }
 
+/** One chunk's per-file results into the outcome: stat data, collisions, failures, warnings. */
+function absorbChunk(outcome: WriteOutcome, chunk: FileTask[], res: NativeWriteResult): void {
+  chunk.forEach((f, k) => {
+    const st = res.status[k];
+    if (st === FILE_COLLIDED) outcome.collided.push(f.index);
+    else if (st !== FILE_FAILED)
+      outcome.stats.set(
+        res.stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS),
+        f.index * STAT_WORDS,
+      );
+  });
+  for (const e of res.errors)
+    outcome.failures.push({ index: chunk[e.index]!.index, code: e.code, message: e.message });
+  for (const w of res.warnings)
+    outcome.warnings.push({ index: chunk[w.index]!.index, message: w.message });
+  outcome.bytes += res.bytes;
+}
+
 /**
  * Writes regular files: chunks handed to one native thread per reader, each taking the next
  * chunk when it is free (one reader: one thread, in order). Every chunk's result is absorbed
@@ -162,20 +180,7 @@ export async function writeFiles(
   let done = 0;
   let stopped: unknown;
   const absorb = (chunk: FileTask[], res: NativeWriteResult): void => {
-    chunk.forEach((f, k) => {
-      const st = res.status[k];
-      if (st === FILE_COLLIDED) outcome.collided.push(f.index);
-      else if (st !== FILE_FAILED)
-        outcome.stats.set(
-          res.stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS),
-          f.index * STAT_WORDS,
-        );
-    });
-    for (const e of res.errors)
-      outcome.failures.push({ index: chunk[e.index]!.index, code: e.code, message: e.message });
-    for (const w of res.warnings)
-      outcome.warnings.push({ index: chunk[w.index]!.index, message: w.message });
-    outcome.bytes += res.bytes;
+    absorbChunk(outcome, chunk, res);
     done += chunk.length;
     killPoint();
     try {
