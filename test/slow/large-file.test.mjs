@@ -6,8 +6,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
-import { checkout } from '../dist/index.js';
-import { checkoutMatchesGit } from './helpers/compare.mjs';
+import { checkout } from '../../dist/index.js';
+import { checkoutMatchesGit } from '../helpers/compare.mjs';
 import {
   ROOT,
   Repo,
@@ -15,7 +15,7 @@ import {
   cachedFixture,
   freeBytes,
   writeRandomFile,
-} from './helpers/git.mjs';
+} from '../helpers/git.mjs';
 
 const SIZE = 100 * 1024 * 1024 + 12345; // not a multiple of any block size
 // source file + loose object + pack + three worktrees (git's and two pcheckout runs) + slack

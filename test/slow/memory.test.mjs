@@ -9,9 +9,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
-import { assertMatchesGit } from './helpers/compare.mjs';
-import { Repo, cachedFixture, freshClone, gitEnv, randomBytes } from './helpers/git.mjs';
-import { DIST_INDEX } from './helpers/run.mjs';
+import { assertMatchesGit } from '../helpers/compare.mjs';
+import { Repo, cachedFixture, freshClone, gitEnv, randomBytes } from '../helpers/git.mjs';
+import { DIST_INDEX } from '../helpers/run.mjs';
 
 const BLOBS = 64;
 const BLOB_SIZE = 2 << 20; // 128 MiB of pack, four times the 32 MiB release step
