@@ -45,7 +45,10 @@ export function decideRacyWait(
   now = Date.now(),
   positions?: readonly number[],
 ): RacyDecision {
-  const second = Math.floor(now / 1000);
+  // The second an index written now could be stamped with: file times come from the kernel's
+  // coarse clock (4 ms steps here), so just after a second begins a file — or the index — may
+  // still be stamped with the one before. Files of that second count as racy too.
+  const second = Math.floor((now - MARGIN_MS) / 1000);
   let entries = 0;
   let bytes = 0;
   let newest = 0;
@@ -77,8 +80,12 @@ export function decideRacyWait(
 /** Sleeps until the wall clock is past the second of the newest mtime; returns the ms waited. */
 export async function leaveRacySecond(stats: Uint32Array): Promise<number> {
   const until = (newestMtime(stats) + 1) * 1000 + MARGIN_MS;
-  const wait = until - Date.now();
-  if (wait <= 0 || wait > MAX_RACY_WAIT_MS) return 0;
-  await new Promise((resolve) => setTimeout(resolve, wait));
-  return wait;
+  const started = Date.now();
+  if (until - started <= 0 || until - started > MAX_RACY_WAIT_MS) return 0;
+  // A timer may fire a millisecond early (libuv counts whole milliseconds): sleep again until
+  // the clock is past.
+  for (let left = until - started; left > 0; left = until - Date.now()) {
+    await new Promise((resolve) => setTimeout(resolve, left));
+  }
+  return Date.now() - started;
 }
