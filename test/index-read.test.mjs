@@ -11,7 +11,7 @@ import { describe, test } from 'node:test';
 import { PcheckoutError } from '../dist/errors.js';
 import { EntryList } from '../dist/plan/entries.js';
 import { INTENT_TO_ADD, SKIP_WORKTREE, readIndex } from '../dist/index/read.js';
-import { STAT_WORDS, buildIndex } from '../dist/index/write.js';
+import { STAT_WORDS, buildIndex, extensionBytes, indexParts } from '../dist/index/write.js';
 import {
   Repo,
   fakeCommitId,
@@ -350,6 +350,27 @@ describe('buildIndex round trip', () => {
         const expectedStatus = status(repo.dir);
 
         const built = buildIndex(idx.entries, idx.stats, { version, extFlags: idx.extFlags });
+        // Written in parts (a fresh checkout's index), it is the same file, whatever the part
+        // size: the header in the first, a version 4 path stripped against the part before,
+        // the extensions and the checksum in the last.
+        const extensions = idx.extensions.map((e) => extensionBytes(e.signature, e.data));
+        const whole = buildIndex(idx.entries, idx.stats, {
+          version,
+          extFlags: idx.extFlags,
+          extensions,
+        });
+        for (const perPart of [1, 2, 3, 7, idx.entries.count, idx.entries.count + 1]) {
+          const parts = [
+            ...indexParts(
+              idx.entries,
+              idx.stats,
+              { version, extFlags: idx.extFlags, extensions },
+              perPart,
+            ),
+          ];
+          assert.equal(parts.length, Math.max(1, Math.ceil(idx.entries.count / perPart)));
+          assert.ok(Buffer.concat(parts).equals(whole), `in parts of ${perPart}: bytes differ`);
+        }
         const hasExt = state === 'flags';
         const builtVersion = version === 2 && hasExt ? 3 : version;
         assert.equal(built.readUInt32BE(4), builtVersion);
@@ -407,6 +428,17 @@ describe('buildIndex round trip', () => {
       assertPcheckoutError(() => readIndex(file), 'ERR_CORRUPT_INDEX', /checksum/);
     } finally {
       fs.writeFileSync(file, gitFile);
+    }
+  });
+
+  test('an index of no entries in parts: one part, the whole file', () => {
+    const list = makeList([]);
+    const stats = new Uint32Array(0);
+    for (const version of [2, 4]) {
+      const parts = [...indexParts(list, stats, { version }, 3)];
+      assert.equal(parts.length, 1);
+      assert.ok(parts[0].equals(buildIndex(list, stats, { version })));
+      assert.equal(readBuffer(parts[0]).entries.count, 0);
     }
   });
 

@@ -147,6 +147,13 @@ Napi::Value SerializeIndex(const Napi::CallbackInfo& info) {
     auto b = x.As<Napi::Buffer<char>>();
     in.extensions.emplace_back(b.Data(), b.Length());
   }
+  // A part of the file: entries [from, to) (see index_writer.h).
+  const double count = static_cast<double>(in.entries.count);
+  if (info.Length() > 5 && !info[5].IsUndefined())
+    in.from = static_cast<size_t>(integer_arg(env, info[5], 0, count, "from"));
+  if (info.Length() > 6 && !info[6].IsUndefined())
+    in.to = static_cast<size_t>(integer_arg(env, info[6], 0, count, "to"));
+  if (in.to != SIZE_MAX && in.to < in.from) throw_arg(env, "to must not be below from");
   return to_buffer(env, serialize_index(in));
 }
 

@@ -15,8 +15,9 @@ Napi::Value MapFile(const Napi::CallbackInfo& info);
 // index/index_entries.h); the header, checksum and extensions are read in TypeScript.
 Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info);
 
-// serializeIndex(list, stats, extFlags | null, version, extensions: Buffer[]) -> Buffer: the
-// file with 20 zero bytes where its checksum goes.
+// serializeIndex(list, stats, extFlags | null, version, extensions: Buffer[], from?, to?) ->
+// Buffer: the file with 20 zero bytes where its checksum goes, or the part of it with the
+// entries [from, to) (index/index_writer.h).
 Napi::Value SerializeIndex(const Napi::CallbackInfo& info);
 
 // cacheTreeExtension(dirs, differing: Buffer, sparse?: { paths, oids } | null) -> Buffer: the

@@ -39,15 +39,26 @@ void put_varint(std::string* out, size_t n) {
 
 std::string serialize_index(const IndexWrite& in) {
   const PathList& e = in.entries;
+  const size_t to = in.to < e.count ? in.to : e.count;
+  const size_t from = in.from < to ? in.from : to;
+  const bool first = from == 0, last = to == e.count;
   std::string out;
   size_t ext_bytes = 0;
-  for (std::string_view x : in.extensions) ext_bytes += x.size();
-  out.reserve(12 + e.count * (kEntryFixed + 10) + e.starts[e.count] + ext_bytes + 20);
-  out.append("DIRC", 4);
-  put32(&out, in.version);
-  put32(&out, static_cast<uint32_t>(e.count));
+  if (last)
+    for (std::string_view x : in.extensions) ext_bytes += x.size();
+  out.reserve(12 + (to - from) * (kEntryFixed + 10) + (e.starts[to] - e.starts[from]) +
+              ext_bytes + 20);
+  if (first) {
+    out.append("DIRC", 4);
+    put32(&out, in.version);
+    put32(&out, static_cast<uint32_t>(e.count));
+  }
   size_t prev_start = 0, prev_len = 0;
-  for (size_t i = 0; i < e.count; i++) {
+  if (from > 0) {
+    prev_start = e.starts[from - 1];
+    prev_len = e.starts[from] - prev_start - 1;
+  }
+  for (size_t i = from; i < to; i++) {
     size_t entry_at = out.size();
     const uint32_t* st = in.stats + i * kStatWords;
     for (size_t w = 0; w < kStatWords; w++) put32(&out, w == 6 ? e.modes[i] : st[w]);
@@ -77,6 +88,7 @@ std::string serialize_index(const IndexWrite& in) {
       out.append(8 - size % 8, '\0');
     }
   }
+  if (!last) return out;
   for (std::string_view x : in.extensions) out.append(x.data(), x.size());
   out.append(20, '\0');
   return out;

@@ -37,7 +37,9 @@ export interface IndexExports {
   /**
    * An index file's bytes for `list` (entries at stage 0, `stats` STAT_WORDS each, the mode
    * recorded being the list's), then the extensions, then 20 zero bytes for the checksum.
-   * Versions 3 and 4 write the extended flags of entries that have any.
+   * Versions 3 and 4 write the extended flags of entries that have any. With `from`/`to`, the
+   * part of the file with entries [from, to): the header only in the part from 0, the
+   * extensions and the checksum's room only in the part to the last entry.
    */
   serializeIndex(
     list: NativePathList,
@@ -45,6 +47,8 @@ export interface IndexExports {
     extFlags: Uint16Array | null,
     version: 2 | 3 | 4,
     extensions: Buffer[],
+    from?: number,
+    to?: number,
   ): Buffer;
   /**
    * The TREE extension (signature, size, data) of a walk's directories, each valid but those
