@@ -248,6 +248,42 @@ describe('dry runs and changes', () => {
     assertMatchesGit(dir, src.dir, { ref: 'main' });
   });
 
+  test('changes cross the thread as they are: names git quotes, and through an engine', async () => {
+    const src = buildFlatRepo(3, { prefix: 'host-names' });
+    src.write('ünïcödé/çà.txt', 'a\n');
+    src.write('new\nline', 'b\n');
+    src.write('tab\there "quoted"', 'c\n');
+    src.commit('odd names');
+    const dir = freshClone(src.dir, { prefix: 'host-names' });
+    const fresh = await checkout(dir, { ...OPTS, changes: true });
+    const all = gitOut(dir, 'ls-files', '-z')
+      .split('\0')
+      .filter((p) => p !== '');
+    assert.deepEqual(fresh.changes, { created: all, updated: [], deleted: [] });
+    git(dir, ['rm', '-q', 'new\nline']);
+    git(dir, ['commit', '-q', '-m', 'drop one']);
+    fs.writeFileSync(path.join(dir, 'ünïcödé/çà.txt'), 'changed\n');
+    const engine = createEngine();
+    try {
+      const back = await engine.checkout(dir, {
+        ...OPTS,
+        ref: 'HEAD~1',
+        force: true,
+        changes: true,
+      });
+      assert.deepEqual(back.changes, {
+        created: ['new\nline'],
+        updated: ['ünïcödé/çà.txt'],
+        deleted: [],
+      });
+      // Read again, spread and serialized: the same lists.
+      assert.deepEqual({ ...back.changes }, back.changes);
+      assert.deepEqual(JSON.parse(JSON.stringify(back)).changes, back.changes);
+    } finally {
+      await engine.close();
+    }
+  });
+
   test('a dry run with local changes: they stay, and are not listed as changed', async () => {
     const dir = freshClone(src.dir, { prefix: 'host-dry-local' });
     git(dir, ['checkout', '-q', '-b', 'old', 'origin/main~1']);

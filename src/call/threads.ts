@@ -15,11 +15,14 @@ import { PcheckoutError, isErrorCode } from '../errors.js';
 import { abortedError, type Progress } from '../run/control.js';
 import type { JobRequest } from '../run/job.js';
 import type { CheckoutSummary } from '../run/summary.js';
+import type { Changes } from '../run/changes.js';
 import type {
   CallTask,
   FromThread,
   SentCause,
+  SentChanges,
   SentError,
+  SentSummary,
   ThreadSetup,
   ToThread,
 } from './worker.js';
@@ -123,6 +126,41 @@ interface Pending {
   lastAt: number;
 }
 
+/** A summary as the thread sent it (worker.ts, sendSummary), its changes decoded when read. */
+function receiveSummary(sent: SentSummary): CheckoutSummary {
+  return { ...sent, changes: sent.changes === null ? null : lazyChanges(sent.changes) };
+}
+
+/**
+ * The three lists of a sent `changes`, decoded from its buffer on first read of any of them
+ * (13 ms for 78,635 paths), so that a caller that does not read them never pays for them.
+ */
+function lazyChanges(sent: SentChanges): Changes {
+  let lists: Changes | null = null;
+  const decode = (): Changes => {
+    if (lists !== null) return lists;
+    const all = Buffer.from(sent.bytes).toString('utf8').split('\0');
+    const { created, updated, deleted } = sent;
+    lists = {
+      created: all.slice(0, created),
+      updated: all.slice(created, created + updated),
+      deleted: all.slice(created + updated, created + updated + deleted),
+    };
+    return lists;
+  };
+  const out = {} as Changes;
+  for (const key of ['created', 'updated', 'deleted'] as const) {
+    Object.defineProperty(out, key, {
+      enumerable: true,
+      configurable: true,
+      get: () => decode()[key],
+      set: (v: string[]) =>
+        Object.defineProperty(out, key, { value: v, enumerable: true, writable: true }),
+    });
+  }
+  return out;
+}
+
 class CallThread {
   readonly worker: Worker;
   readonly calls = new Map<number, Pending>();
@@ -224,7 +262,7 @@ class CallThread {
         break;
       case 'done':
         if (p.callbackError !== undefined) this.settle(p, false, callbackFailure(p.callbackError));
-        else this.settle(p, true, msg.summary);
+        else this.settle(p, true, receiveSummary(msg.summary));
         break;
       case 'failed': {
         const err = receiveError(msg.error);
