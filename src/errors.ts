@@ -91,6 +91,15 @@ export class PcheckoutError extends Error {
   }
 }
 
+/** ERR_CALLBACK for an onProgress callback that threw `err` (its cause). */
+export function callbackFailure(err: unknown): PcheckoutError {
+  return new PcheckoutError(
+    'ERR_CALLBACK',
+    `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
+    { cause: err },
+  );
+}
+
 /** The same error, carrying how far the worktree got (`message`: a new one, else the old). */
 export function withWritten(err: unknown, written: WrittenSoFar, message?: string): unknown {
   if (!(err instanceof PcheckoutError)) return err;

@@ -11,7 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { unlinkSync } from 'node:fs';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
-import { PcheckoutError, isErrorCode } from '../errors.js';
+import { PcheckoutError, callbackFailure, isErrorCode } from '../errors.js';
 import { abortedError, type Progress } from '../run/control.js';
 import type { JobRequest } from '../run/job.js';
 import type { CheckoutSummary } from '../run/summary.js';
@@ -321,14 +321,6 @@ function threadFailure(err: unknown, what: 'start' | 'stopped'): PcheckoutError 
     what === 'start'
       ? `cannot start an orchestrator thread: ${text}`
       : `the orchestrator thread stopped: ${text}`,
-    { cause: err },
-  );
-}
-
-function callbackFailure(err: unknown): PcheckoutError {
-  return new PcheckoutError(
-    'ERR_CALLBACK',
-    `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
     { cause: err },
   );
 }

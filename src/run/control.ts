@@ -4,7 +4,7 @@
  * thread), and how far it got (progress by phase). Every phase checks `control.check()` at its
  * boundaries and inside its long loops, so an abort takes effect wherever the call is.
  */
-import { PcheckoutError } from '../errors.js';
+import { PcheckoutError, callbackFailure } from '../errors.js';
 
 /** The phases of a call, in order (docs/Architecture.md). */
 export const PHASES = ['open', 'walk', 'plan', 'fetch', 'write', 'index', 'hook'] as const;
@@ -92,11 +92,7 @@ export class Control {
     try {
       this.report(p);
     } catch (err) {
-      throw new PcheckoutError(
-        'ERR_CALLBACK',
-        `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
-        { cause: err },
-      );
+      throw callbackFailure(err);
     }
   }
 }

@@ -6,7 +6,7 @@
  * link made during the writes can redirect one.
  */
 import { FILE_COLLIDED, FILE_FAILED, type NativeConversion, type NativeOdb } from '../addon.js';
-import { PcheckoutError, withWritten, type WrittenSoFar } from '../errors.js';
+import { PcheckoutError, callbackFailure, withWritten, type WrittenSoFar } from '../errors.js';
 import { STAT_WORDS } from '../index/write.js';
 import { readObject } from '../repo/objects.js';
 import { killPoint } from '../kill-point.js';
@@ -384,11 +384,7 @@ function progressOf(
     try {
       report();
     } catch (err) {
-      throw new PcheckoutError(
-        'ERR_CALLBACK',
-        `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
-        { cause: err },
-      );
+      throw callbackFailure(err);
     }
   };
   const pool =

@@ -7,7 +7,7 @@ import {
   type NativeWriteRequest,
   type NativeWriteResult,
 } from '../addon.js';
-import { PcheckoutError, fromNative } from '../errors.js';
+import { callbackFailure, fromNative } from '../errors.js';
 import { killPoint } from '../kill-point.js';
 import { STAT_WORDS } from '../index/write.js';
 import { checkoutIsNoop, type Conversions } from '../plan/conversion.js';
@@ -186,11 +186,7 @@ export async function writeFiles(
     try {
       settings.onProgress?.({ done, total: files.length, bytes: outcome.bytes });
     } catch (err) {
-      throw new PcheckoutError(
-        'ERR_CALLBACK',
-        `the onProgress callback threw: ${(err as Error)?.message ?? String(err)}`,
-        { cause: err },
-      );
+      throw callbackFailure(err);
     }
   };
   // Shared with the threads: a nonzero value stops them before their next file.
