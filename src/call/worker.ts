@@ -58,10 +58,9 @@ export function sendSummary(summary: CheckoutSummary): {
   if (changes === null) return { sent: { ...summary, changes: null }, transfer: [] };
   const lists = [changes.created, changes.updated, changes.deleted];
   const text = lists.map((l) => l.map((p) => `${p}\0`).join('')).join('');
-  const buf = Buffer.from(text, 'utf8');
-  // A buffer of its own (small ones share Node's pool, which cannot be moved).
-  const bytes = new ArrayBuffer(buf.length);
-  new Uint8Array(bytes).set(buf);
+  // Encoded into a buffer of its own (small Buffers share Node's pool, which cannot be moved).
+  const bytes = new ArrayBuffer(Buffer.byteLength(text, 'utf8'));
+  Buffer.from(bytes).write(text, 'utf8');
   const sent: SentChanges = {
     bytes,
     created: changes.created.length,
