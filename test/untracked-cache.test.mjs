@@ -1,6 +1,6 @@
 // `git status` stays right after a checkout when the index carries an untracked cache (`UNTR`,
 // core.untrackedCache=true, feature.manyFiles) or fsmonitor data (`FSMN`, core.fsmonitor set to
-// a protocol-2 hook: test/helpers/fsmonitor-hook.mjs), with a full, sparse or split index.
+// a protocol-2 hook: test/helpers/fsmonitor-hook.sh), with a full, sparse or split index.
 // Twins: git and pcheckout each run the same checkout (fresh, switch, -f, restore) after a
 // `git status` that wrote those extensions; then untracked files are planted — in a directory
 // the checkout kept, one it created, one it emptied and a new one — and `git status` must list
@@ -16,7 +16,7 @@ import { indexLayout } from './helpers/index-layout.mjs';
 import { Repo, freshClone, git, tmpDir } from './helpers/git.mjs';
 import { makeTwins } from './helpers/twin.mjs';
 
-const HOOK_SCRIPT = fileURLToPath(new URL('./helpers/fsmonitor-hook.mjs', import.meta.url));
+const HOOK_SCRIPT = fileURLToPath(new URL('./helpers/fsmonitor-hook.sh', import.meta.url));
 
 /** base: d0..d3 with 8 files each and top.txt; next: d0 edited, d3/ gone, d4/ new, a file added in d1. */
 function buildRepo() {
@@ -32,10 +32,10 @@ function buildRepo() {
   return r;
 }
 
-/** An executable hook that runs the monitor script with this node. */
+/** An executable hook that runs the monitor script (sh: no node start per query). */
 function hookPath() {
   const file = path.join(tmpDir('fsmonitor'), 'query-fsmonitor');
-  fs.writeFileSync(file, `#!/bin/sh\nexec '${process.execPath}' '${HOOK_SCRIPT}' "$@"\n`, {
+  fs.writeFileSync(file, `#!/bin/sh\nexec /bin/sh '${HOOK_SCRIPT}' "$@"\n`, {
     mode: 0o755,
   });
   return file;
