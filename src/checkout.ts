@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { runHere } from './call/here.js';
+import { routeOf, type RepoPath } from './repo/byte-path.js';
 import { CallPool, defaultThreads } from './call/threads.js';
 import type { JobRequest } from './run/job.js';
 import type { CheckoutSummary } from './run/summary.js';
@@ -44,7 +45,7 @@ export function portable(settings: Settings): Settings {
 }
 
 export function checkoutRequest(
-  repoPath: string,
+  repoPath: RepoPath,
   options: CheckoutOptions,
 ): {
   request: JobRequest;
@@ -55,7 +56,7 @@ export function checkoutRequest(
 }
 
 export function materializeRequest(
-  repoPath: string,
+  repoPath: RepoPath,
   targetDir: string,
   options: MaterializeOptions,
 ): { request: JobRequest; settings: Settings } {
@@ -72,14 +73,14 @@ export function materializeRequest(
  * `pcheckout`. (A build system checking out many trees: createEngine keeps threads warm.)
  */
 export async function checkout(
-  repoPath: string,
+  repoPath: RepoPath,
   options: CheckoutOptions = {},
 ): Promise<CheckoutSummary> {
   const { request, settings } = checkoutRequest(repoPath, options);
   return plainPool().call(request, {
     onProgress: settings.onProgress,
     signal: settings.signal,
-    route: resolve(repoPath),
+    route: routeOf(repoPath),
   });
 }
 
@@ -89,7 +90,7 @@ export async function checkout(
  * directory writes only the difference. What is there is recorded in `<targetDir>/.git/index`.
  */
 export async function materialize(
-  repoPath: string,
+  repoPath: RepoPath,
   targetDir: string,
   options: MaterializeOptions = {},
 ): Promise<CheckoutSummary> {
@@ -106,12 +107,12 @@ export async function materialize(
  * a thread of its own (no second hop). That thread's event loop waits while a phase runs.
  */
 export const inThisThread = {
-  checkout: async (repoPath: string, options: CheckoutOptions = {}): Promise<CheckoutSummary> => {
+  checkout: async (repoPath: RepoPath, options: CheckoutOptions = {}): Promise<CheckoutSummary> => {
     const { request, settings } = checkoutRequest(repoPath, options);
     return runHere(request, settings.onProgress, settings.signal);
   },
   materialize: async (
-    repoPath: string,
+    repoPath: RepoPath,
     targetDir: string,
     options: MaterializeOptions = {},
   ): Promise<CheckoutSummary> => {

@@ -12,6 +12,13 @@ import { addonLoadMs, addonSource } from './addon.js';
 import { PcheckoutError, detailsOf } from './errors.js';
 import { openRepo } from './repo/repo.js';
 import {
+  descriptorBytes,
+  isDescriptorPath,
+  openStartPath,
+  type RepoPath,
+} from './repo/byte-path.js';
+import { directoryArguments } from './cli/raw-args.js';
+import {
   HELP,
   OPTIONS,
   fsyncFlag,
@@ -65,14 +72,26 @@ function placeArguments(cwd: string, positionals: string[]): { repo: string; ref
  * git reads pathspecs relative to the current directory; the API takes them from the worktree's
  * top. Until they are rebased on the way in, they are taken only at the top.
  */
-function assertAtTop(start: string): void {
-  const { worktree } = openRepo(start);
-  if (relative(worktree, resolve(start)) !== '') {
-    throw new PcheckoutError(
-      'ERR_UNSUPPORTED',
-      `pathspecs from a subdirectory of the worktree are not supported yet (run from ${worktree})`,
-    );
+function assertAtTop(given: string): void {
+  const start = openStartPath(repoArgument(given));
+  try {
+    const { worktree } = openRepo(start.path);
+    if (relative(worktree, resolve(start.path)) !== '') {
+      throw new PcheckoutError(
+        'ERR_UNSUPPORTED',
+        `pathspecs from a subdirectory of the worktree are not supported yet (run from ${worktree})`,
+      );
+    }
+  } catch (err) {
+    throw start.relabel(err);
+  } finally {
+    start.close();
   }
+}
+
+/** The repository as the call takes it: a directory argument that is not UTF-8 as its bytes. */
+function repoArgument(repo: string): RepoPath {
+  return isDescriptorPath(repo) ? descriptorBytes(repo) : repo;
 }
 
 /**
@@ -167,6 +186,9 @@ function placeCall(
     assertDirectory(ref, resolve(cwd, ref), 'cannot check out');
   }
   const target = values.target === undefined ? undefined : resolve(cwd, values.target);
+  if (target !== undefined && isDescriptorPath(target)) {
+    usageError('a --target path that is not valid UTF-8 is not supported');
+  }
   if (target !== undefined && values.restore) {
     usageError('--target cannot be combined with --restore');
   }
@@ -176,7 +198,7 @@ function placeCall(
 
 async function main(argv: string[]): Promise<number> {
   const mainStart = performance.now();
-  const { values, positionals, paths } = parseCommandLine(argv);
+  const { values, positionals, paths } = parseCommandLine(directoryArguments(argv));
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
@@ -219,8 +241,8 @@ async function main(argv: string[]): Promise<number> {
     try {
       summary =
         target !== undefined
-          ? await inThisThread.materialize(repo, target, common)
-          : await inThisThread.checkout(repo, {
+          ? await inThisThread.materialize(repoArgument(repo), target, common)
+          : await inThisThread.checkout(repoArgument(repo), {
               ...common,
               ...(values.restore ? { restore: true } : {}),
             });

@@ -16,6 +16,7 @@
 import { resolve } from 'node:path';
 import { checkoutRequest, materializeRequest } from './checkout.js';
 import { CallPool, defaultThreads } from './call/threads.js';
+import { routeOf, type RepoPath } from './repo/byte-path.js';
 import type { CheckoutSummary } from './run/summary.js';
 import { PcheckoutError } from './errors.js';
 import { MAX_WORKERS } from './options.js';
@@ -37,9 +38,9 @@ export interface EngineOptions {
 }
 
 export interface Engine {
-  checkout(repoPath: string, options?: CheckoutOptions): Promise<CheckoutSummary>;
+  checkout(repoPath: RepoPath, options?: CheckoutOptions): Promise<CheckoutSummary>;
   materialize(
-    repoPath: string,
+    repoPath: RepoPath,
     targetDir: string,
     options?: MaterializeOptions,
   ): Promise<CheckoutSummary>;
@@ -83,7 +84,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return pool.call(request, {
         onProgress: settings.onProgress,
         signal: settings.signal,
-        route: resolve(repoPath),
+        route: routeOf(repoPath),
       });
     },
     materialize: async (repoPath, targetDir, opts = {}) => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { forChild } from './repo/byte-path.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -45,7 +46,11 @@ export async function runHook(
   if (path === undefined) return null;
   const env = gitChildEnv(repo, start);
   return new Promise((done) => {
-    const child = spawn(path, args, { cwd: repo.worktree, env, stdio: ['ignore', 2, 2] });
+    const child = spawn(forChild(path, repo.worktree), args, {
+      cwd: repo.worktree,
+      env,
+      stdio: ['ignore', 2, 2],
+    });
     child.on('error', () => done({ name, status: 127 }));
     child.on('exit', (code, signal) => {
       done({ name, status: code ?? 128 + (signal ? osConstants.signals[signal] : 0) });

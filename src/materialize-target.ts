@@ -164,18 +164,30 @@ export function claimTarget(
 
 /** A target inside the source repository's worktree or git directory, or around either. */
 function refuseOverlap(target: string, repo: Repo): void {
-  const own = [repo.gitDir, repo.commonDir, repo.worktree].filter((p) => p !== '').map(realOrSelf);
-  for (const dir of own) {
-    if (within(target, dir)) {
-      const what =
-        dir === realOrSelf(repo.worktree) ? "the repository's worktree" : 'the git directory';
+  // Compared as bytes: the repository's real path need not be UTF-8 (repo/byte-path.ts).
+  const bytes = (path: string): string => Buffer.from(path).toString('latin1');
+  const realBytes = (path: string): string => {
+    try {
+      return realpathSync.native(path, { encoding: 'buffer' }).toString('latin1');
+    } catch {
+      return bytes(resolve(path));
+    }
+  };
+  const worktree = repo.worktree === '' ? null : realBytes(repo.worktree);
+  const own = [repo.gitDir, repo.commonDir].map(realBytes);
+  if (worktree !== null) own.push(worktree);
+  const at = bytes(target);
+  for (const dirBytes of own) {
+    const dir = Buffer.from(dirBytes, 'latin1').toString('utf8');
+    if (within(at, dirBytes)) {
+      const what = dirBytes === worktree ? "the repository's worktree" : 'the git directory';
       throw new PcheckoutError(
         'ERR_INVALID_OPTION',
         `cannot materialize into ${target}: it is inside ${what} ${dir} (use checkout there, or a directory outside)`,
         { path: target },
       );
     }
-    if (within(dir, target)) {
+    if (within(dirBytes, at)) {
       throw new PcheckoutError(
         'ERR_INVALID_OPTION',
         `cannot materialize into ${target}: it contains the repository at ${dir}`,

@@ -156,10 +156,16 @@ export function validate(
   options: unknown,
   allowed: ReadonlySet<string> = CHECKOUT_KEYS,
 ): Settings {
-  if (typeof repoPath !== 'string' || repoPath === '') {
+  // Bytes (a Buffer) for a path that is not valid UTF-8; no NUL, which no path holds.
+  const bytes = repoPath instanceof Uint8Array;
+  if (
+    !(typeof repoPath === 'string' || bytes) ||
+    repoPath.length === 0 ||
+    (bytes ? repoPath.includes(0) : repoPath.includes('\0'))
+  ) {
     throw new PcheckoutError(
       'ERR_INVALID_OPTION',
-      `Expected a non-empty string for repoPath but received ${String(repoPath)}`,
+      `Expected a non-empty string or Buffer for repoPath but received ${String(repoPath)}`,
     );
   }
   if (options === null || typeof options !== 'object') {

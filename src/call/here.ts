@@ -4,7 +4,7 @@
  */
 import { Resources } from '../resources.js';
 import { Control, type Progress } from '../run/control.js';
-import { noClaim, openJob, type JobRequest } from '../run/job.js';
+import { noClaim, withJob, type JobRequest } from '../run/job.js';
 import { run } from '../run/run.js';
 import type { CheckoutSummary } from '../run/summary.js';
 
@@ -17,8 +17,7 @@ export async function runHere(
   const resources = new Resources();
   try {
     control.check();
-    const job = await openJob(request, noClaim);
-    return await run(job, resources, control);
+    return await withJob(request, noClaim, (job) => run(job, resources, control));
   } finally {
     resources.idle();
     resources.close();

@@ -13,7 +13,7 @@ import { PcheckoutError } from '../errors.js';
 import { setLockObserver } from '../lock.js';
 import { Resources } from '../resources.js';
 import { Control, abortedError, type Progress } from '../run/control.js';
-import { openJob, type JobRequest } from '../run/job.js';
+import { withJob, type JobRequest } from '../run/job.js';
 import { run } from '../run/run.js';
 import type { CheckoutSummary } from '../run/summary.js';
 
@@ -165,12 +165,13 @@ function serve(port: MessagePort, setup: ThreadSetup): void {
     const resources = kept ?? new Resources();
     try {
       control.check();
-      const job = await openJob(task.request, (key) => {
+      const claim = (key: string): Promise<void> => {
         if (control.aborted) return Promise.reject(abortedError(undefined));
         post({ type: 'claim', id: task.id, key });
         return new Promise<void>((resolve, reject) => grants.set(task.id, { resolve, reject }));
-      });
-      const { sent, transfer } = sendSummary(await run(job, resources, control));
+      };
+      const summary = await withJob(task.request, claim, (job) => run(job, resources, control));
+      const { sent, transfer } = sendSummary(summary);
       post({ type: 'done', id: task.id, summary: sent }, transfer);
     } catch (err) {
       post({ type: 'failed', id: task.id, error: sendError(err) });

@@ -7,6 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { forChild } from './byte-path.js';
 import type { Repo } from './repo.js';
 
 let execPath: string | null | undefined;
@@ -41,6 +42,6 @@ export function gitChildEnv(
     if (exec !== null) env['GIT_EXEC_PATH'] = exec;
   }
   if (env['GIT_DIR'] === undefined && repo.gitDir !== join(repo.worktree, '.git'))
-    env['GIT_DIR'] = repo.gitDir;
+    env['GIT_DIR'] = forChild(repo.gitDir, repo.worktree);
   return env;
 }

@@ -21,13 +21,17 @@ export interface Discovered {
 }
 
 export function ensureOwnership(found: Discovered, env: NodeJS.ProcessEnv = process.env): void {
+  // As bytes: a path under a descriptor (repo/byte-path.ts) is judged by the directory it
+  // names, whose real path need not be UTF-8.
   const worktree = found.worktree === null ? null : real(found.worktree);
   const gitDir = real(found.gitDir);
   const assumeOther = parseBoolEnv(env['GIT_TEST_ASSUME_DIFFERENT_OWNER']);
-  const paths = [found.gitFile, worktree, gitDir].filter((p): p is string => p !== null);
+  const gitFile = found.gitFile === null ? null : Buffer.from(found.gitFile);
+  const paths = [gitFile, worktree, gitDir].filter((p): p is Buffer => p !== null);
   if (!assumeOther && paths.every((p) => ownedByCurrentUser(p, env))) return;
-  const path = worktree ?? gitDir;
-  if (isSafe(path, env)) return;
+  const bytes = worktree ?? gitDir;
+  if (isSafe(bytes, env)) return;
+  const path = bytes.toString('utf8');
   throw new PcheckoutError(
     'ERR_DUBIOUS_OWNERSHIP',
     `detected dubious ownership in repository at '${path}'\n` +
@@ -38,16 +42,16 @@ export function ensureOwnership(found: Discovered, env: NodeJS.ProcessEnv = proc
   );
 }
 
-function real(path: string): string {
+function real(path: string): Buffer {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path, { encoding: 'buffer' });
   } catch {
-    return path;
+    return Buffer.from(path);
   }
 }
 
 /** git's is_path_owned_by_current_uid(): lstat, and root judged by SUDO_UID unless root owns it. */
-function ownedByCurrentUser(path: string, env: NodeJS.ProcessEnv): boolean {
+function ownedByCurrentUser(path: Buffer, env: NodeJS.ProcessEnv): boolean {
   let uid: number;
   try {
     uid = lstatSync(path).uid;
@@ -64,7 +68,7 @@ function ownedByCurrentUser(path: string, env: NodeJS.ProcessEnv): boolean {
   return uid === euid;
 }
 
-function isSafe(path: string, env: NodeJS.ProcessEnv): boolean {
+function isSafe(path: Buffer, env: NodeJS.ProcessEnv): boolean {
   let safe = false;
   for (const value of GitConfig.loadProtected(env).getAll('safe.directory')) {
     if (value === '' || value === 'true') {
@@ -72,7 +76,7 @@ function isSafe(path: string, env: NodeJS.ProcessEnv): boolean {
       safe = false;
     } else if (value === '*') {
       safe = true;
-    } else if ((interpolatePath(value, env, false) ?? value) === path) {
+    } else if (Buffer.from(interpolatePath(value, env, false) ?? value).equals(path)) {
       safe = true;
     }
   }

@@ -4,6 +4,7 @@
  * repository's config, protocol and credentials, so nothing of the transport is ours.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { forChild } from './byte-path.js';
 import { PcheckoutError } from '../errors.js';
 import type { Repo } from './repo.js';
 
@@ -46,12 +47,13 @@ export function fetchArgs(remote: string): string[] {
 
 /** Where the fetch runs: the repository's git directory, named to git as GIT_DIR. */
 function fetchEnv(repo: Repo): { cwd: string; env: NodeJS.ProcessEnv } {
-  const env: NodeJS.ProcessEnv = { ...process.env, GIT_DIR: repo.gitDir };
+  const cwd = repo.worktree || repo.gitDir;
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_DIR: forChild(repo.gitDir, cwd) };
   // A fetch has no worktree or index; a caller's may name another repository's.
   delete env['GIT_WORK_TREE'];
   delete env['GIT_INDEX_FILE'];
   delete env['GIT_PREFIX'];
-  return { cwd: repo.worktree || repo.gitDir, env };
+  return { cwd, env };
 }
 
 const STDERR_KEEP = 16 * 1024;

@@ -5,6 +5,7 @@
  * worktree run one after another, calls on different ones at once.
  */
 import { join } from 'node:path';
+import { openStartPath, stableKey, type RepoPath } from '../repo/byte-path.js';
 import { openRepo, type Repo } from '../repo/repo.js';
 import { claimTarget, targetKey } from '../materialize-target.js';
 import type { Settings } from '../settings.js';
@@ -23,24 +24,50 @@ export interface Job {
   start: string;
 }
 
-/** The call as the caller gave it (its settings validated). */
+/**
+ * The call as the caller gave it (its settings validated). A repository path's bytes (a
+ * Uint8Array) are for one that is not valid UTF-8 (repo/byte-path.ts).
+ */
 export type JobRequest =
-  | { kind: 'checkout'; repoPath: string; settings: Settings }
-  | { kind: 'materialize'; repoPath: string; targetDir: string; settings: Settings };
+  | { kind: 'checkout'; repoPath: RepoPath; settings: Settings }
+  | {
+      kind: 'materialize';
+      repoPath: RepoPath;
+      targetDir: string;
+      settings: Settings;
+    };
 
 /** Waits until no other call of this process works on the worktree or target named by `key`. */
 export type Claim = (key: string) => Promise<void>;
 
 export const noClaim: Claim = async () => {};
 
-/** Opens the repository and claims the worktree or target (dry runs claim nothing on disk). */
-export async function openJob(request: JobRequest, claim: Claim): Promise<Job> {
-  const { settings, repoPath } = request;
+/**
+ * Runs `body` on the job `request` names: the repository opened, the worktree or target claimed
+ * (dry runs claim nothing on disk), and what was held open to reach it released at the end.
+ */
+export async function withJob<T>(
+  request: JobRequest,
+  claim: Claim,
+  body: (job: Job) => Promise<T>,
+): Promise<T> {
+  const start = openStartPath(request.repoPath);
+  try {
+    return await body(await openJob(request, start.path, claim));
+  } catch (err) {
+    throw start.relabel(err);
+  } finally {
+    start.close();
+  }
+}
+
+async function openJob(request: JobRequest, repoPath: string, claim: Claim): Promise<Job> {
+  const { settings } = request;
   // A materialize needs no worktree of the repository's: a bare one (a mirror) serves.
   const repo = openRepo(repoPath, process.env, { allowBare: request.kind === 'materialize' });
   if (request.kind === 'checkout') {
     const indexPath = join(repo.gitDir, 'index');
-    await claim(indexPath);
+    await claim(stableKey(indexPath));
     return {
       settings,
       repo,
