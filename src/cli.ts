@@ -72,8 +72,8 @@ function placeArguments(cwd: string, positionals: string[]): { repo: string; ref
  * git reads pathspecs relative to the current directory; the API takes them from the worktree's
  * top. Until they are rebased on the way in, they are taken only at the top.
  */
-function assertAtTop(given: string): void {
-  const start = openStartPath(repoArgument(given));
+function assertAtTop(given: RepoPath): void {
+  const start = openStartPath(given);
   try {
     const { worktree } = openRepo(start.path);
     if (relative(worktree, resolve(start.path)) !== '') {
@@ -170,7 +170,7 @@ function placeCall(
   values: ReturnType<typeof parseCommandLine>['values'],
   positionals: string[],
   paths: string[],
-): { cwd: string; repo: string; ref: string | undefined; target: string | undefined } {
+): { cwd: string; repo: RepoPath; ref: string | undefined; target: string | undefined } {
   if (positionals.length > 2) usageError(`too many arguments: ${positionals.slice(2).join(' ')}`);
   // -C stacks as git's does: each relative path from the previous one.
   const cwd = (values.C ?? []).reduce((dir, p) => {
@@ -192,8 +192,9 @@ function placeCall(
   if (target !== undefined && values.restore) {
     usageError('--target cannot be combined with --restore');
   }
-  if (paths.length > 0 && target === undefined) assertAtTop(repo);
-  return { cwd, repo, ref, target };
+  const repoPath = repoArgument(repo);
+  if (paths.length > 0 && target === undefined) assertAtTop(repoPath);
+  return { cwd, repo: repoPath, ref, target };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -241,8 +242,8 @@ async function main(argv: string[]): Promise<number> {
     try {
       summary =
         target !== undefined
-          ? await inThisThread.materialize(repoArgument(repo), target, common)
-          : await inThisThread.checkout(repoArgument(repo), {
+          ? await inThisThread.materialize(repo, target, common)
+          : await inThisThread.checkout(repo, {
               ...common,
               ...(values.restore ? { restore: true } : {}),
             });

@@ -12,7 +12,7 @@
  */
 import { closeSync, constants, lstatSync, openSync, realpathSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { PcheckoutError, type PcheckoutErrorDetails } from '../errors.js';
+import { detailsOf, PcheckoutError, type PcheckoutErrorDetails } from '../errors.js';
 
 /** A repository path as a caller gives it: text, or its bytes when they are not UTF-8. */
 export type RepoPath = string | Uint8Array;
@@ -170,11 +170,8 @@ function relabel(err: unknown, fdPath: string, shown: string): unknown {
   // The descriptor's number whole: /proc/self/fd/1 is no prefix of /proc/self/fd/12.
   const at = new RegExp(`${fdPath.replace(/\//g, '\\/')}(?![0-9])`, 'g');
   const swap = (s: string): string => s.replace(at, () => shown);
-  const details: PcheckoutErrorDetails = { cause: err.cause };
+  const details: PcheckoutErrorDetails = { ...detailsOf(err), cause: err.cause };
   if (err.path !== undefined) details.path = swap(err.path);
-  if (err.oid !== undefined) details.oid = err.oid;
-  if (err.paths !== undefined) details.paths = err.paths;
   if (err.written !== undefined) details.written = err.written;
-  if (err.overwrite !== undefined) details.overwrite = err.overwrite;
   return new PcheckoutError(err.code, swap(err.message), details);
 }
