@@ -18,6 +18,7 @@
         "native/base/common.cc",
         "native/base/mapped_file.cc",
         "native/base/memory.cc",
+        "native/base/thread_slice.cc",
         # native/odb/
         "native/odb/base_cache.cc",
         "native/odb/decode_stats.cc",

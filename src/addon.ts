@@ -50,6 +50,12 @@ export interface Addon
   layout: typeof EXPECTED_LAYOUT;
   /** Gives the malloc arenas' free memory back to the system (between calls). */
   releaseMemory(): boolean;
+  /**
+   * Sets the calling thread's scheduler slice (Linux 6.12+): 0 for the kernel's default, else
+   * 100..100000 µs. A thread under another policy than SCHED_OTHER is left alone (`applied`
+   * false); `previousUs` is what it had asked for (0: the default); `error` an errno, or 0.
+   */
+  setThreadSlice(us: number): { applied: boolean; previousUs: number; error: number };
 }
 
 /**

@@ -12,6 +12,7 @@
 
 #include "base/common.h"
 #include "base/memory.h"
+#include "base/thread_slice.h"
 #include "binding/convert.h"
 #include "binding/index.h"
 #include "binding/odb.h"
@@ -121,6 +122,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::HasCrlf>("blobHasCrlf", napi_enumerable),
                              InstanceMethod<&Addon::ReleaseMemory>("releaseMemory",
                                                                    napi_enumerable),
+                             InstanceMethod<&Addon::Slice>("setThreadSlice", napi_enumerable),
                              InstanceValue("errorCodes", error_codes(env), napi_enumerable),
                              InstanceValue("layout", layout(env), napi_enumerable),
                          });
@@ -156,6 +158,25 @@ class Addon : public Napi::Addon<Addon> {
   // releaseMemory() -> boolean: malloc_trim, between calls (base/memory.h).
   Napi::Value ReleaseMemory(const Napi::CallbackInfo& info) {
     return Napi::Boolean::New(info.Env(), pc::release_free_memory());
+  }
+  // setThreadSlice(us) -> { applied, previousUs, error }: the calling thread's scheduler slice,
+  // 0 (the kernel's default) or 100..100000 µs (base/thread_slice.h).
+  Napi::Value Slice(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    double us = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue()
+                                                        : -1;
+    if (!(us == 0 || (us >= 100 && us <= 100000)) || us != static_cast<double>(
+                                                               static_cast<uint32_t>(us))) {
+      Napi::TypeError::New(env, "setThreadSlice: a whole number of µs, 0 or 100..100000")
+          .ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    pc::SliceChange c = pc::set_thread_slice(static_cast<uint64_t>(us) * 1000u);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("applied", Napi::Boolean::New(env, c.applied));
+    out.Set("previousUs", Napi::Number::New(env, static_cast<double>(c.previous_ns / 1000u)));
+    out.Set("error", Napi::Number::New(env, c.error));
+    return out;
   }
   Napi::Value Parallel(const Napi::CallbackInfo& info) {
     return binding::WriteParallel(info, odb_class_);

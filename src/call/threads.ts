@@ -11,6 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { unlinkSync } from 'node:fs';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { holdCallerSlice } from './caller-slice.js';
 import { PcheckoutError, callbackFailure, isErrorCode } from '../errors.js';
 import { abortedError, type Progress } from '../run/control.js';
 import type { JobRequest } from '../run/job.js';
@@ -378,7 +379,16 @@ export class CallPool {
     }
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(abortedError(signal.reason));
-    return new Promise<CheckoutSummary>((resolve, reject) => {
+    const release = holdCallerSlice();
+    return new Promise<CheckoutSummary>((resolveCall, rejectCall) => {
+      const resolve = (s: CheckoutSummary): void => {
+        release();
+        resolveCall(s);
+      };
+      const reject = (e: unknown): void => {
+        release();
+        rejectCall(e);
+      };
       let thread: CallThread;
       try {
         thread = this.pick(options.route);
