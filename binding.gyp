@@ -48,6 +48,7 @@
         # native/write/
         "native/write/parallel_write.cc",
         "native/write/schedule.cc",
+        "native/write/store.cc",
         "native/write/sync.cc",
         "native/write/writer.cc",
         # native/convert/

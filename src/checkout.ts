@@ -23,7 +23,8 @@ export type { Progress, Phase } from './run/control.js';
 export type { Mode } from './plan/plan.js';
 export type { FsyncMode, FsyncSummary } from './write/durability.js';
 export type { FilesystemInfo } from './write/filesystem.js';
-export type { CheckoutOptions, MaterializeOptions } from './settings.js';
+export type { CheckoutOptions, MaterializeOptions, StoreOption } from './settings.js';
+export type { StoreSummary } from './write/store.js';
 
 /** An orchestrator thread idle this long is stopped (an idle one does not keep the process alive). */
 const IDLE_MS = 5000;

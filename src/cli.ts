@@ -162,6 +162,22 @@ function parseCommandLine(argv: string[]) {
   return { values, positionals, paths };
 }
 
+/** --store and --store-max-bytes as the store option (a relative directory from -C's cwd). */
+function storeFlags(
+  values: ReturnType<typeof parseCommandLine>['values'],
+  cwd: string,
+): { store?: { dir: string; maxBytes?: number } } {
+  const max = integerFlag('store-max-bytes', values['store-max-bytes']);
+  if (values.store === undefined) {
+    if (max !== undefined) usageError('--store-max-bytes needs --store');
+    return {};
+  }
+  if (values.store === '') usageError('--store expects a directory');
+  return {
+    store: { dir: resolve(cwd, values.store), ...(max !== undefined ? { maxBytes: max } : {}) },
+  };
+}
+
 /**
  * Where the call runs: the directory after -C, the repository and revision the positionals
  * name, the materialize target; each path checked as git checks it.
@@ -234,6 +250,7 @@ async function main(argv: string[]): Promise<number> {
       signal: controller.signal,
       racyWait: racyFlag(values['racy-wait'], values['no-racy-wait']),
       ...(values.fsync !== undefined ? { fsync: fsyncFlag(values.fsync) } : {}),
+      ...storeFlags(values, cwd),
       ...(values.force ? { force: true } : {}),
       ...(values['dry-run'] ? { dryRun: true } : {}),
     };

@@ -20,7 +20,7 @@ import { routeOf, type RepoPath } from './repo/byte-path.js';
 import type { CheckoutSummary } from './run/summary.js';
 import { PcheckoutError } from './errors.js';
 import { MAX_WORKERS } from './options.js';
-import type { CheckoutOptions, MaterializeOptions } from './settings.js';
+import { storeOption, type CheckoutOptions, type MaterializeOptions } from './settings.js';
 
 export interface EngineOptions {
   /**
@@ -35,6 +35,8 @@ export interface EngineOptions {
    * true.
    */
   watch?: boolean;
+  /** The store of worktree-ready files for calls that do not name one (the calls' `store` option). */
+  store?: CheckoutOptions['store'];
 }
 
 export interface Engine {
@@ -49,7 +51,7 @@ export interface Engine {
 }
 
 export function createEngine(options: EngineOptions = {}): Engine {
-  const known = new Set(['workers', 'watch']);
+  const known = new Set(['workers', 'watch', 'store']);
   for (const key of Object.keys(options)) {
     if (!known.has(key))
       throw new PcheckoutError('ERR_INVALID_OPTION', `unknown engine option '${key}'`);
@@ -75,8 +77,16 @@ export function createEngine(options: EngineOptions = {}): Engine {
     max: defaultThreads(),
     idleMs: 0,
   });
-  const withWorkers = <T extends { workers?: number }>(o: T): T =>
-    workers === undefined || o.workers !== undefined ? o : { ...o, workers };
+  // Checked now (and a relative directory resolved against today's cwd), passed on as given.
+  const store = options.store;
+  const storeDir = store === undefined ? undefined : storeOption(store)!.dir;
+  const withWorkers = <T extends CheckoutOptions>(o: T): T => ({
+    ...(workers !== undefined && o.workers === undefined ? { workers } : {}),
+    ...(storeDir !== undefined && o.store === undefined
+      ? { store: typeof store === 'string' ? storeDir : { ...(store as object), dir: storeDir } }
+      : {}),
+    ...o,
+  });
 
   return {
     checkout: async (repoPath, opts = {}) => {

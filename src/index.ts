@@ -11,6 +11,8 @@ export type {
   Phase,
   Progress,
   Stops,
+  StoreOption,
+  StoreSummary,
 } from './checkout.js';
 export type { RacyDecision, RacyPolicy } from './index/racy.js';
 export { PcheckoutError, ErrorCodes } from './errors.js';

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { PcheckoutError } from './errors.js';
 import type { RacyPolicy } from './index/racy.js';
 import {
@@ -67,6 +68,25 @@ export interface CheckoutOptions {
   dryRun?: boolean;
   /** Return the paths created, updated and deleted in the summary's `changes` (a dry run always does). */
   changes?: boolean;
+  /**
+   * A store of worktree-ready files shared by every call that names it (docs/store.md): files
+   * it holds are imported (reflink where the filesystem can, else copy_file_range or a copy),
+   * the others written from the pack and added. A directory, or `{ dir, maxBytes }` to keep
+   * it under a size (the least recently used entries go first).
+   */
+  store?: string | StoreOption;
+}
+
+export interface StoreOption {
+  dir: string;
+  /** Prune the store to below this many bytes after a call that added to it (default: no bound). */
+  maxBytes?: number;
+}
+
+/** The store option resolved: an absolute directory and its bound (null: none). */
+export interface StoreSettings {
+  dir: string;
+  maxBytes: number | null;
 }
 
 /** Options of `materialize()`: the same as a checkout's, less what concerns a repository's own worktree. */
@@ -90,6 +110,7 @@ export interface Settings {
   fsync: FsyncMode | undefined;
   dryRun: boolean;
   changes: boolean;
+  store: StoreSettings | null;
 }
 
 const FSYNC_MODES: readonly FsyncMode[] = ['none', 'file', 'batch'];
@@ -136,7 +157,32 @@ const CHECKOUT_KEYS = new Set([
   'fsync',
   'dryRun',
   'changes',
+  'store',
 ]);
+
+/** The store option: a directory (resolved against the caller's cwd now), with an optional bound. */
+export function storeOption(value: unknown): StoreSettings | null {
+  if (value === undefined) return null;
+  const o =
+    typeof value === 'string'
+      ? { dir: value }
+      : value !== null && typeof value === 'object' && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : null;
+  if (o === null || typeof o['dir'] !== 'string' || o['dir'] === '' || o['dir'].includes('\0')) {
+    throw invalidOption('store', 'a directory or { dir, maxBytes }', value);
+  }
+  for (const key of Object.keys(o)) {
+    if (key !== 'dir' && key !== 'maxBytes') {
+      throw new PcheckoutError(
+        'ERR_INVALID_OPTION',
+        `Unknown store option '${key}' (known: dir, maxBytes)`,
+      );
+    }
+  }
+  const maxBytes = optionalInteger('store.maxBytes', o['maxBytes'], 1);
+  return { dir: resolve(o['dir']), maxBytes: maxBytes ?? null };
+}
 
 function optionalPaths(value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
@@ -194,6 +240,7 @@ export function validate(
     fsync: fsyncMode('fsync', o['fsync']),
     dryRun: optionalBoolean('dryRun', o['dryRun']) ?? false,
     changes: optionalBoolean('changes', o['changes']) ?? false,
+    store: storeOption(o['store']),
   };
   if (settings.restore && settings.ref !== undefined) {
     throw new PcheckoutError(

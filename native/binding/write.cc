@@ -96,6 +96,12 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
   }
   parse_conversions(env, o, n, &req);
   parse_contents(env, o, n, &req);
+  Napi::Value store = o.Get("store");
+  if (!store.IsUndefined()) {
+    if (!store.IsString() || store.As<Napi::String>().Utf8Value().empty())
+      throw_arg(env, "store must be a directory's path");
+    req.store = store.As<Napi::String>().Utf8Value();
+  }
   Napi::Value sync = o.Get("sync");
   if (!sync.IsUndefined()) {
     double m = integer_arg(env, sync, pc::kSyncNone, pc::kSyncStart,
@@ -107,8 +113,24 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
   return parsed;
 }
 
-Napi::Object result_to_js(Napi::Env env, pc::WriteResult& res) {
+// A chunk's dealings with the store, as counts and the method of its last transfer.
+Napi::Object store_to_js(Napi::Env env, const pc::StoreCounts& c) {
+  static const char* const kMethods[] = {"reflink", "copy", "write"};
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("imported", Napi::Number::New(env, static_cast<double>(c.imported)));
+  o.Set("inserted", Napi::Number::New(env, static_cast<double>(c.inserted)));
+  o.Set("insertedBytes", Napi::Number::New(env, static_cast<double>(c.inserted_bytes)));
+  o.Set("repaired", Napi::Number::New(env, static_cast<double>(c.repaired)));
+  o.Set("failed", Napi::Number::New(env, static_cast<double>(c.failed)));
+  o.Set("firstError", Napi::String::New(env, c.first_error));
+  bool known = c.method >= pc::kStoreReflink && c.method < pc::kStoreUnused;
+  o.Set("method", known ? Napi::Value(Napi::String::New(env, kMethods[c.method])) : env.Null());
+  return o;
+}
+
+Napi::Object result_to_js(Napi::Env env, pc::WriteResult& res, const pc::WriteRequest& req) {
   Napi::Object out = Napi::Object::New(env);
+  if (!req.store.empty()) out.Set("store", store_to_js(env, res.store));
   auto stats = Napi::Uint32Array::New(env, res.stats.size());
   if (!res.stats.empty())
     std::memcpy(stats.Data(), res.stats.data(), res.stats.size() * sizeof(uint32_t));
@@ -174,7 +196,7 @@ void WriteWorker::Execute() {
 
 void WriteWorker::OnOK() {
   owner_->set_busy(false);
-  deferred_.Resolve(result_to_js(Env(), result_));
+  deferred_.Resolve(result_to_js(Env(), result_, req_->req));
 }
 
 void WriteWorker::OnError(const Napi::Error& e) {
@@ -243,7 +265,7 @@ class ParallelWorker : public Napi::AsyncProgressQueueWorker<uint32_t> {
         failure.Set("message", Napi::String::New(env, out.message));
         result.Set("failure", failure);
       } else {
-        result = result_to_js(env, out.result);
+        result = result_to_js(env, out.result, chunks_[k]->req);
         result.Set("cancelled", Napi::Boolean::New(env, out.result.cancelled));
       }
       out = pc::ChunkOutcome();  // its memory back now; JS holds the result
@@ -302,7 +324,7 @@ Napi::Value OdbWrap::WriteFiles(const Napi::CallbackInfo& info) {
   } catch (const pc::Error& e) {
     throw_native(env, e);
   }
-  return result_to_js(env, result);
+  return result_to_js(env, result, parsed->req);
 }
 
 Napi::Value OdbWrap::WriteFilesAsync(const Napi::CallbackInfo& info) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <utility>
 
@@ -40,13 +41,15 @@ bool is_collision(int err) {
 
 class FileWriter {
  public:
-  FileWriter(Odb& odb, const WriteRequest& req, WriteResult* res, int rootfd)
-      : odb_(odb), req_(req), res_(res), rootfd_(rootfd) {}
+  FileWriter(Odb& odb, const WriteRequest& req, WriteResult* res, int rootfd,
+             const StoreDir* store)
+      : odb_(odb), req_(req), res_(res), rootfd_(rootfd), store_(store) {}
 
   void write(size_t i) {
     const char* rel = req_.paths[i];
     const uint8_t* oid = req_.oids + 20 * i;
     mode_t perm = (req_.modes[i] & 0100) ? 0777 : 0666;  // the umask applies, as for git
+    insert_as_.clear();
     if (req_.flags != nullptr && (req_.flags[i] & kReplace)) {
       // An update: the old file goes first, and the new one gets a new inode, as with git.
       int err = unlink_beneath(rootfd_, rel);
@@ -62,6 +65,7 @@ class FileWriter {
     }
     try {
       const Conversion* conv = conversion(i);
+      if (store_ != nullptr && import(i, rel, perm, oid, conv)) return;
       bool big = req_.sizes != nullptr && req_.sizes[i] > static_cast<double>(req_.stream_threshold);
       // A converted blob is held whole, as git holds it for every conversion but the
       // streamable ones (ident, eol=crlf), which it could stream.
@@ -70,7 +74,10 @@ class FileWriter {
         ObjectView obj = odb_.read_view(oid);
         expect_blob(obj.type, oid);
         std::string warning;
-        if (to_worktree(*conv, oid, obj.data, obj.size, rel, &converted_, &warning)) {
+        bool changed = to_worktree(*conv, oid, obj.data, obj.size, rel, &converted_, &warning);
+        // git's complaint comes with every checkout of it: such a file is not taken from the store.
+        if (!warning.empty()) insert_as_.clear();
+        if (changed) {
           write_bytes(i, rel, perm, converted_.data(), converted_.size());
         } else {
           write_bytes(i, rel, perm, obj.data, obj.size);
@@ -95,6 +102,56 @@ class FileWriter {
   }
 
  private:
+  // Takes the file from the store when it holds it; true when that settled the file (written,
+  // or an outcome recorded). Otherwise the file is written from the pack, and added to the
+  // store as it is closed (insert_as_) unless the store has it and only the copy failed.
+  bool import(size_t i, const char* rel, mode_t perm, const uint8_t* oid, const Conversion* conv) {
+    std::string name = store_name(oid, conv);
+    double known = conv == nullptr && req_.sizes != nullptr ? req_.sizes[i] : 0;
+    uint64_t size = 0;
+    bool damaged = false;
+    Fd src = store_->open_entry(name, static_cast<uint64_t>(known), &size, &damaged);
+    if (damaged) res_->store.repaired++;
+    if (!src.valid()) {
+      insert_as_ = std::move(name);
+      return false;
+    }
+    Fd fd = open_file(i, rel, perm);
+    if (!fd.valid()) return true;
+    StoreMethod used = kStoreUnused;
+    int err = store_->transfer(fd.get(), src.get(), size, &used);
+    if (err != 0) {
+      fd.reset();
+      unlink_beneath(rootfd_, rel);
+      store_failed(std::string("cannot import ") + name + ": " + std::strerror(err));
+      return false;
+    }
+    res_->store.method = used;
+    res_->store.imported++;
+    finish(i, std::move(fd), rel, true, 0, size);
+    return true;
+  }
+
+  void store_failed(const std::string& why) {
+    if (res_->store.failed++ == 0) res_->store.first_error = why;
+  }
+
+  // Adds the file just written to the store under insert_as_: its bytes when still in memory
+  // (insert_data_), else from fd (open for reading).
+  void insert(int fd, uint64_t size) {
+    const char* what = "";
+    StoreMethod used = kStoreUnused;
+    int err = store_->insert(insert_as_, insert_data_, fd, size, req_.sync != kSyncNone, &what,
+                             &used);
+    if (err != 0) {
+      store_failed(std::string("cannot ") + what + " " + insert_as_ + ": " + std::strerror(err));
+      return;
+    }
+    if (used != kStoreUnused) res_->store.method = used;
+    res_->store.inserted++;
+    res_->store.inserted_bytes += size;
+  }
+
   // The entry's conversion, or null when its bytes go to disk as they are.
   const Conversion* conversion(size_t i) const {
     if (req_.convert == nullptr || req_.convert[i] == 0) return nullptr;
@@ -120,7 +177,9 @@ class FileWriter {
 
   // Opens the file; on failure records the outcome and returns an invalid Fd.
   Fd open_file(size_t i, const char* rel, mode_t perm) {
-    Fd fd(open_beneath(rootfd_, rel, O_WRONLY | O_CREAT | O_EXCL, perm));
+    // Readable too with a store, which copies from it.
+    int access = store_ != nullptr ? O_RDWR : O_WRONLY;
+    Fd fd(open_beneath(rootfd_, rel, access | O_CREAT | O_EXCL, perm));
     if (fd.valid()) return fd;
     int err = errno;
     if (is_collision(err))
@@ -130,12 +189,14 @@ class FileWriter {
     return fd;
   }
 
-  // The sync mode's step, fstat, then close; any failure unlinks the half-written file.
+  // The sync mode's step, the store's copy, fstat, then close; any failure unlinks the
+  // half-written file. The copy comes before fstat: a reflink may touch the file's inode.
   void finish(size_t i, Fd fd, const char* rel, bool ok, int err, uint64_t size) {
     if (ok && !sync_file(fd.get(), req_.sync)) {
       ok = false;
       err = errno;
     }
+    if (ok && !insert_as_.empty()) insert(fd.get(), size);
     struct stat st;
     if (ok && fstat(fd.get(), &st) != 0) {
       ok = false;
@@ -159,7 +220,9 @@ class FileWriter {
     if (!fd.valid()) return;
     bool ok = write_all(fd.get(), data, size);
     int err = ok ? 0 : errno;
+    insert_data_ = data;
     finish(i, std::move(fd), rel, ok, err, size);
+    insert_data_ = nullptr;
   }
 
   void write_stream(size_t i, const char* rel, mode_t perm, ObjectStream& stream) {
@@ -199,6 +262,9 @@ class FileWriter {
   const WriteRequest& req_;
   WriteResult* res_;
   int rootfd_;
+  const StoreDir* store_;  // null: no store
+  std::string insert_as_;  // the store's name for the file being written, to add it
+  const uint8_t* insert_data_ = nullptr;  // its bytes, while write_bytes holds them
   std::unique_ptr<uint8_t[]> buf_;
   std::vector<uint8_t> converted_;  // reused across files; released when it grew large
 };
@@ -209,7 +275,18 @@ void write_files(Odb& odb, const WriteRequest& req, WriteResult* result) {
   result->stats.assign(n * kStatWords, 0);
   result->status.assign(n, kWritten);
   Fd root = open_root(req.root);
-  FileWriter writer(odb, req, result, root.get());
+  std::unique_ptr<StoreDir> store;
+  if (!req.store.empty()) {
+    std::string error;
+    store = std::make_unique<StoreDir>(req.store, root.get(), &error);
+    if (!store->valid()) {
+      // Written without it; the summary says why.
+      result->store.failed = 1;
+      result->store.first_error = error;
+      store.reset();
+    }
+  }
+  FileWriter writer(odb, req, result, root.get(), store.get());
   for (size_t i = 0; i < n; i++) {
     if (write_cancelled(req)) {
       std::fill(result->status.begin() + static_cast<std::ptrdiff_t>(i), result->status.end(),

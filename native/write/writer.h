@@ -11,6 +11,7 @@
 #include "convert/convert.h"
 #include "odb/odb.h"
 #include "worktree/stat.h"
+#include "write/store.h"
 #include "write/sync.h"
 
 namespace pc {
@@ -43,6 +44,9 @@ struct WriteRequest {
   // When set and nonzero (read atomically: JavaScript stores it with Atomics), no further file
   // is started; the files not started keep status kFailed with no error (see cancelled below).
   const int32_t* cancel = nullptr;
+  // When not empty, the store's directory (write/store.h): files are imported from it where
+  // it holds them, and added to it where it does not (not for `contents`).
+  std::string store;
 };
 
 struct FileError {
@@ -59,6 +63,7 @@ struct WriteResult {
   uint64_t bytes = 0;
   // Stopped by the request's cancel flag (or the process exiting) before its last file.
   bool cancelled = false;
+  StoreCounts store;  // with a store only
 };
 
 // Whether a request should stop before its next file: its cancel flag, or the process exiting

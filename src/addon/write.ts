@@ -26,6 +26,27 @@ export interface NativeWriteRequest {
   conversions?: NativeConversion[];
   /** Per path: 0 = the blob's bytes, k = conversions[k - 1]. */
   convert?: Uint8Array;
+  /**
+   * The store's layout directory (native/write/store.h): files it holds are imported, the
+   * others added as they are written; not with `contents`.
+   */
+  store?: string;
+}
+
+export type StoreMethodName = 'reflink' | 'copy' | 'write';
+
+/** A request's dealings with the store (with `store` only). */
+export interface NativeStoreCounts {
+  imported: number;
+  inserted: number;
+  insertedBytes: number;
+  /** Entries whose size was not as recorded: removed, the file written from the pack. */
+  repaired: number;
+  /** Imports or inserts that failed (the files were written anyway); the first one's reason. */
+  failed: number;
+  firstError: string;
+  /** The method of the request's last transfer (null: none). */
+  method: StoreMethodName | null;
 }
 
 /** fsync of many paths under a root (files or directories, "." for the root). */
@@ -48,6 +69,7 @@ export interface NativeWriteResult {
   bytes: number;
   /** Stopped by the cancel flag before its last file (writeParallel only): not all written. */
   cancelled?: boolean;
+  store?: NativeStoreCounts;
 }
 
 /** A chunk's result as writeParallel hands it over, or why the whole chunk failed. */

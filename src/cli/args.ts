@@ -42,6 +42,10 @@ Options:
       --no-racy-wait    the same as --racy-wait=never
       --fsync <mode>    none, file or batch: make the worktree durable before the index
                         (default: pcheckout.fsync, else none; docs/filesystems.md)
+      --store <dir>     a store of worktree-ready files shared by every run that names it:
+                        files it holds are reflinked (or copied) in, the rest written and
+                        added (docs/store.md)
+      --store-max-bytes <n>  keep the store under n bytes (least recently used go first)
       --dry-run         touch nothing: list what would be created (A), updated (M) and
                         deleted (D), or what stops the checkout (exit 1)
       --json            print the summary as JSON on stdout, or an error as
@@ -90,6 +94,8 @@ export const OPTIONS = {
   'no-racy-wait': { type: 'boolean' },
   'racy-wait': { type: 'string' },
   fsync: { type: 'string' },
+  store: { type: 'string' },
+  'store-max-bytes': { type: 'string' },
   'dry-run': { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },

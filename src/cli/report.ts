@@ -35,13 +35,18 @@ export function describe(s: CheckoutSummary): string {
           : `On branch ${s.ref?.replace(/^refs\/heads\//, '')}`;
   const how =
     (s.pool.used ? `by ${s.pool.workers} workers` : 'sequentially') +
-    (s.filters.files > 0 ? ` (${s.filters.files} through external filters)` : '');
+    (s.filters.files > 0 ? ` (${s.filters.files} through external filters)` : '') +
+    (s.store
+      ? ` (store: ${s.store.imported} imported${s.store.method ? ` by ${s.store.method}` : ''}, ${s.store.inserted} added${s.store.repaired ? `, ${s.store.repaired} damaged entries rewritten` : ''})`
+      : '');
   const mb = (s.bytes / 1048576).toFixed(1);
   const changes =
     s.mode === 'fresh' ? '' : ` (${s.created} created, ${s.updated} updated, ${s.deleted} removed)`;
   const lines = [
     `${head}: ${s.files} files, ${s.symlinks} symlinks, ${s.gitlinks} gitlinks (${mb} MiB) written ${how} in ${(s.timings.total / 1000).toFixed(2)} s${changes}`,
   ];
+  if (s.store?.error)
+    lines.push(`warning: store: ${s.store.failed} file(s) not kept or taken: ${s.store.error}`);
   if (s.fetched) {
     lines.push(
       `fetched ${s.fetched.blobs} missing blob${s.fetched.blobs === 1 ? '' : 's'} from promisor remote '${s.fetched.remote}' first (${(s.fetched.ms / 1000).toFixed(2)} s)`,

@@ -10,6 +10,7 @@ import type { Mode } from '../plan/plan.js';
 import type { FsyncSummary } from '../write/durability.js';
 import type { FilterFailure } from '../write/filters.js';
 import type { FilesystemInfo } from '../write/filesystem.js';
+import type { StoreSummary } from '../write/store.js';
 import type { Changes } from './changes.js';
 
 /** What stops a checkout, as a dry run reports it instead of throwing. */
@@ -86,6 +87,11 @@ export interface CheckoutSummary {
   newBranch: { name: string; upstream: string | null } | null;
   /** The post-checkout hook's exit status, or null when none ran. */
   hook: HookResult | null;
+  /**
+   * The store of worktree-ready files (the `store` option): how files moved (reflink, copy,
+   * write), how many were imported, added, found damaged and rewritten, pruned; null without one.
+   */
+  store: StoreSummary | null;
   /** The fsync mode in force, the barrier it took (none, syncfs, fsync of paths) and its time. */
   fsync: FsyncSummary;
   /** The filesystem under the worktree; a network one gets more workers by default. */

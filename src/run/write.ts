@@ -13,6 +13,8 @@ import { execute, type ExecuteOutcome } from '../write/execute.js';
 import { checkoutRef, type FilterStepSettings } from '../write/filtered.js';
 import type { FilterSession } from '../write/filters.js';
 import { descriptorHint } from '../write/write.js';
+import { StoreTally, keepBound, storeRoot, type StoreSummary } from '../write/store.js';
+import type { StoreSettings } from '../settings.js';
 import type { Control } from './control.js';
 import type { Job } from './job.js';
 import type { CallConfig, Opened } from './open.js';
@@ -23,6 +25,8 @@ const STREAM_THRESHOLD = 100 * 1024 * 1024; // larger blobs are streamed to disk
 export interface Written {
   readonly outcome: ExecuteOutcome;
   readonly durability: FsyncSummary;
+  /** The store of worktree-ready files, when the call named one. */
+  readonly fileStore: StoreSummary | null;
 }
 
 /** What git does to a filtered file's blob before its smudge filter: ident, eol, encoding. */
@@ -72,6 +76,7 @@ export async function writeWorktree(
   const { addon, odb, store, refs, target, mode } = opened;
   const { plan, conversions, filtered, usePool } = planned;
   const { workers } = config;
+  const fileStore = settings.store ? storeRoot(settings.store) : null;
   const outcome = await execute(odb, plan, {
     root: job.worktree,
     worktree: opened.worktree!,
@@ -82,6 +87,7 @@ export async function writeWorktree(
     sync: writerSync(config.fsync),
     concurrentDirs: config.filesystem.network,
     perDir: config.perDir,
+    store: fileStore,
     symlinks: config.symlinks,
     conversions,
     filters:
@@ -111,5 +117,13 @@ export async function writeWorktree(
     threads: workers,
     symlinksAsFiles: !config.symlinks,
   });
-  return { outcome, durability };
+  const stored = fileStore === null ? null : storeSummary(settings.store!, fileStore, outcome);
+  return { outcome, durability, fileStore: stored };
+}
+
+/** The store's counts, after its bound is kept. */
+function storeSummary(store: StoreSettings, root: string, outcome: ExecuteOutcome): StoreSummary {
+  const tally = outcome.store ?? new StoreTally();
+  const inserted = tally.summary(store.dir, 0).insertedBytes;
+  return tally.summary(store.dir, keepBound(root, store.maxBytes, inserted));
 }

@@ -38,6 +38,8 @@ export interface ExecuteSettings {
   dirThreads: number;
   /** Parallel writers in one directory at a time (write/schedule.ts); 0: no limit. */
   perDir: number;
+  /** The store's layout directory (write/store.ts), or null. */
+  store: string | null;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
   /** Per result entry, what its bytes go through (null: nothing for any). */
@@ -333,6 +335,7 @@ async function executeSteps(
     sync: settings.sync,
     conversions: settings.conversions,
     perDir: settings.perDir,
+    store: settings.store,
     onProgress: progress.pool,
     signal: settings.signal,
   });

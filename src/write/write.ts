@@ -13,6 +13,7 @@ import { STAT_WORDS } from '../index/write.js';
 import { checkoutIsNoop, type Conversions } from '../plan/conversion.js';
 import type { EntryList } from '../plan/entries.js';
 import type { FileTask } from '../plan/locate.js';
+import { StoreTally } from './store.js';
 import { makeChunks, spreadByDirectory, type Schedule } from './schedule.js';
 
 export interface Progress {
@@ -38,6 +39,8 @@ export interface WriteSettings {
    * time (a network filesystem: write/schedule.ts); 0 or absent: chunks of pack order.
    */
   perDir?: number;
+  /** The store's layout directory (write/store.ts), or null. */
+  store: string | null;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -52,6 +55,8 @@ export interface WriteOutcome {
   failures: { index: number; code: string; message: string }[];
   /** Files written anyway, with git's complaint (e.g. "failed to encode"), by result entry. */
   warnings: { index: number; message: string }[];
+  /** The store's counts (null: no store). */
+  store: StoreTally | null;
 }
 
 function requestFor(
@@ -104,6 +109,7 @@ function requestFor(
     flags,
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
+    ...(settings.store !== null ? { store: settings.store } : {}),
     ...(convert
       ? {
           convert,
@@ -147,6 +153,7 @@ function absorbChunk(outcome: WriteOutcome, chunk: FileTask[], res: NativeWriteR
   for (const w of res.warnings)
     outcome.warnings.push({ index: chunk[w.index]!.index, message: w.message });
   outcome.bytes += res.bytes;
+  if (res.store) outcome.store?.add(res.store);
 }
 
 /**
@@ -168,6 +175,7 @@ export async function writeFiles(
     collided: [],
     failures: [],
     warnings: [],
+    store: settings.store !== null ? new StoreTally() : null,
   };
   if (files.length === 0 || settings.signal?.aborted) return outcome;
   const schedule = scheduleFor(entries, files, settings);
