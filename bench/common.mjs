@@ -211,7 +211,7 @@ export function installSignalHandlers(onInterrupt) {
 // Scratch filesystems
 
 /**
- * Mounts a tmpfs or a fresh ext4 image (a sparse file under `parent`, loop-mounted) at a new
+ * Mounts a tmpfs or a fresh ext4 or XFS (reflink) image (a sparse file under `parent`, loop-mounted) at a new
  * directory under `parent`. Returns { kind, dir, mnt, teardown }; teardown (also registered as a
  * clean-up) unmounts and deletes the directory with the image. Root is needed.
  */
@@ -231,6 +231,11 @@ export function mountScratch(kind, parent, { tmpfsSize = '8g', ext4Size = '8g' }
       // root filesystem. No lazy init, so no kernel thread zeroes inode tables during trials.
       execFileSync('truncate', ['-s', ext4Size, img]);
       execFileSync('mkfs.ext4', ['-q', '-F', '-E', 'lazy_itable_init=0,lazy_journal_init=0', img]);
+      execFileSync('mount', ['-o', 'loop', img, mnt], { stdio: 'pipe' });
+    } else if (kind === 'xfsimg') {
+      // XFS with reflink (the store's shared extents), in a file on the disk as for ext4.
+      execFileSync('truncate', ['-s', ext4Size, img]);
+      execFileSync('mkfs.xfs', ['-q', '-f', '-m', 'reflink=1', img]);
       execFileSync('mount', ['-o', 'loop', img, mnt], { stdio: 'pipe' });
     } else {
       throw new Error(`unknown scratch filesystem ${kind}`);
