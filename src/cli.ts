@@ -166,15 +166,20 @@ function parseCommandLine(argv: string[]) {
 function storeFlags(
   values: ReturnType<typeof parseCommandLine>['values'],
   cwd: string,
-): { store?: { dir: string; maxBytes?: number } } {
+): { store?: { dir: string; maxBytes?: number; link?: boolean } } {
   const max = integerFlag('store-max-bytes', values['store-max-bytes']);
   if (values.store === undefined) {
     if (max !== undefined) usageError('--store-max-bytes needs --store');
+    if (values['store-link']) usageError('--store-link needs --store');
     return {};
   }
   if (values.store === '') usageError('--store expects a directory');
   return {
-    store: { dir: resolve(cwd, values.store), ...(max !== undefined ? { maxBytes: max } : {}) },
+    store: {
+      dir: resolve(cwd, values.store),
+      ...(max !== undefined ? { maxBytes: max } : {}),
+      ...(values['store-link'] ? { link: true } : {}),
+    },
   };
 }
 

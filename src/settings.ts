@@ -81,12 +81,18 @@ export interface StoreOption {
   dir: string;
   /** Prune the store to below this many bytes after a call that added to it (default: no bound). */
   maxBytes?: number;
+  /**
+   * Hard-link files from the store instead of copying them: the tree's files are the store's
+   * entries, read-only (an edit in one tree would change every tree). Default false.
+   */
+  link?: boolean;
 }
 
 /** The store option resolved: an absolute directory and its bound (null: none). */
 export interface StoreSettings {
   dir: string;
   maxBytes: number | null;
+  link: boolean;
 }
 
 /** Options of `materialize()`: the same as a checkout's, less what concerns a repository's own worktree. */
@@ -173,15 +179,16 @@ export function storeOption(value: unknown): StoreSettings | null {
     throw invalidOption('store', 'a directory or { dir, maxBytes }', value);
   }
   for (const key of Object.keys(o)) {
-    if (key !== 'dir' && key !== 'maxBytes') {
+    if (key !== 'dir' && key !== 'maxBytes' && key !== 'link') {
       throw new PcheckoutError(
         'ERR_INVALID_OPTION',
-        `Unknown store option '${key}' (known: dir, maxBytes)`,
+        `Unknown store option '${key}' (known: dir, maxBytes, link)`,
       );
     }
   }
   const maxBytes = optionalInteger('store.maxBytes', o['maxBytes'], 1);
-  return { dir: resolve(o['dir']), maxBytes: maxBytes ?? null };
+  const link = optionalBoolean('store.link', o['link']) ?? false;
+  return { dir: resolve(o['dir']), maxBytes: maxBytes ?? null, link };
 }
 
 function optionalPaths(value: unknown): string[] | undefined {

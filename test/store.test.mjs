@@ -198,6 +198,41 @@ describe('store', () => {
     assertTargetIsGit(repo, t3);
   });
 
+  test('the link mode: read-only files that are the store’s entries, as git’s bytes and exec bits', async () => {
+    const repo = smallRepo(120, 'link ');
+    const store = tmpPath('store');
+    const opts = { ...quiet, store: { dir: store, link: true } };
+    const t1 = tmpPath('t1');
+    const s1 = await materialize(repo.dir, t1, opts);
+    assert.equal(s1.store.inserted, regularFiles(repo));
+    const t2 = tmpPath('t2');
+    const s2 = await materialize(repo.dir, t2, opts);
+    assert.equal(s2.store.method, 'hardlink');
+    assert.equal(s2.store.imported, regularFiles(repo));
+    const oracle = gitOracle(repo.dir, { ref: 'HEAD' });
+    for (const [rel, e] of oracle.snapshot) {
+      if (e.type !== 'file') continue;
+      for (const t of [t1, t2]) {
+        const st = fs.statSync(path.join(t, rel));
+        assert.equal(st.mode & 0o222, 0, `${t}/${rel} is read-only`);
+        assert.equal(st.mode & 0o100, e.perm & 0o100, `${rel}: exec bit as git's`);
+        assert.ok(
+          fs.readFileSync(path.join(t, rel)).equals(fs.readFileSync(path.join(oracle.dir, rel))),
+          rel,
+        );
+      }
+      assert.ok(fs.statSync(path.join(t2, rel)).nlink >= 2, `${rel} is linked`);
+    }
+    assert.equal(fs.readlinkSync(path.join(t2, 'link')), 'run.sh');
+    // git finds the index clean (the stat data it holds may be older: git re-reads and agrees).
+    const env = { GIT_INDEX_FILE: path.join(t2, '.git', 'index') };
+    git(repo.dir, ['--work-tree', t2, 'diff-files', '--quiet'], { env });
+    // A refresh of the first tree (whose entries' ctime moved) keeps every file.
+    const again = await materialize(repo.dir, t1, opts);
+    assert.equal(again.files, 0);
+    assert.equal(again.updated, 0);
+  });
+
   test('a process killed while filling the store leaves nothing a later run imports', () => {
     const repo = smallRepo(2000, 'kill ');
     const store = tmpPath('store');
@@ -288,7 +323,13 @@ describe('store', () => {
     }
     const s = await materialize(repo.dir, tmpPath('t'), quiet);
     assert.equal(s.store, null);
-    for (const bad of ['', { dir: store, maxBytes: 0 }, { dir: store, other: 1 }, 7]) {
+    for (const bad of [
+      '',
+      { dir: store, maxBytes: 0 },
+      { dir: store, other: 1 },
+      { dir: store, link: 1 },
+      7,
+    ]) {
       await assert.rejects(
         materialize(repo.dir, tmpPath('t'), { store: bad }),
         (e) => e instanceof PcheckoutError && e.code === 'ERR_INVALID_OPTION',

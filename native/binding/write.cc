@@ -101,6 +101,9 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
     if (!store.IsString() || store.As<Napi::String>().Utf8Value().empty())
       throw_arg(env, "store must be a directory's path");
     req.store = store.As<Napi::String>().Utf8Value();
+    Napi::Value link = o.Get("storeLink");
+    if (!link.IsUndefined() && !link.IsBoolean()) throw_arg(env, "storeLink must be a boolean");
+    req.store_link = link.IsBoolean() && link.As<Napi::Boolean>().Value();
   }
   Napi::Value sync = o.Get("sync");
   if (!sync.IsUndefined()) {
@@ -124,7 +127,10 @@ Napi::Object store_to_js(Napi::Env env, const pc::StoreCounts& c) {
   o.Set("failed", Napi::Number::New(env, static_cast<double>(c.failed)));
   o.Set("firstError", Napi::String::New(env, c.first_error));
   bool known = c.method >= pc::kStoreReflink && c.method < pc::kStoreUnused;
-  o.Set("method", known ? Napi::Value(Napi::String::New(env, kMethods[c.method])) : env.Null());
+  Napi::Value method = env.Null();
+  if (known) method = Napi::String::New(env, kMethods[c.method]);
+  if (c.method == pc::kStoreHardlink) method = Napi::String::New(env, "hardlink");
+  o.Set("method", method);
   return o;
 }
 

@@ -125,9 +125,10 @@ void make_parent(int dirfd, const std::string& rel) {
 
 }  // namespace
 
-std::string store_name(const uint8_t* oid, const Conversion* conv) {
+std::string store_name(const uint8_t* oid, const Conversion* conv, bool exec_link) {
   std::string hex = to_hex(oid, 20);
   std::string name = hex.substr(0, 2) + "/" + hex.substr(2);
+  if (exec_link) name += ".x";
   if (conv == nullptr) return name;
   // Everything that changes the bytes, in a fixed layout.
   std::string desc = "pcheckout-store-conversion-1";
@@ -223,10 +224,10 @@ namespace {
 
 // A file with no name yet in the entry's directory (O_TMPFILE), or, where the filesystem has
 // none, under a temporary name in tmp/ (*tmp set).
-Fd create_unnamed(int dirfd, const std::string& name, std::string* tmp) {
+Fd create_unnamed(int dirfd, const std::string& name, mode_t mode, std::string* tmp) {
   std::string dir = name.substr(0, name.find('/'));
   for (int attempt = 0; attempt < 2; attempt++) {
-    Fd t(openat(dirfd, dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0444));
+    Fd t(openat(dirfd, dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode));
     if (t.valid() || errno != ENOENT) {
       if (t.valid() || !(errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) return t;
       break;
@@ -235,10 +236,10 @@ Fd create_unnamed(int dirfd, const std::string& name, std::string* tmp) {
   }
   *tmp = temp_name(name);
   int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  Fd t(openat(dirfd, tmp->c_str(), flags, 0444));
+  Fd t(openat(dirfd, tmp->c_str(), flags, mode));
   if (!t.valid() && errno == ENOENT) {
     mkdirat(dirfd, "tmp", 0755);
-    t = Fd(openat(dirfd, tmp->c_str(), flags, 0444));
+    t = Fd(openat(dirfd, tmp->c_str(), flags, mode));
   }
   return t;
 }
@@ -262,10 +263,14 @@ int name_entry(int dirfd, int fd, const std::string& tmp, const std::string& nam
 
 }  // namespace
 
+int StoreDir::link_into(const std::string& name, int dirfd, const char* base) const {
+  return linkat(fd_.get(), name.c_str(), dirfd, base, 0) == 0 ? 0 : errno;
+}
+
 int StoreDir::insert(const std::string& name, const uint8_t* data, int src, uint64_t size,
-                     bool sync, const char** what, StoreMethod* used) const {
+                     mode_t mode, bool sync, const char** what, StoreMethod* used) const {
   std::string tmp;
-  Fd t = create_unnamed(fd_.get(), name, &tmp);
+  Fd t = create_unnamed(fd_.get(), name, mode, &tmp);
   if (!t.valid()) {
     *what = "create";
     return errno;

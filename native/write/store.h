@@ -28,6 +28,7 @@ enum StoreMethod : int32_t {
   kStoreCopy = 1,   // copy_file_range: in the kernel, no bytes through user space
   kStoreWrite = 2,  // pread and write
   kStoreUnused = 3,
+  kStoreHardlink = 4,  // the link mode: the tree's file is the entry itself (read-only)
 };
 
 // A chunk's dealings with the store.
@@ -43,8 +44,10 @@ struct StoreCounts {
 
 // The entry's name under the store's directory: two hex digits of the blob's id, "/", the
 // other 38, and for converted bytes "." and 16 hex digits naming the conversion. The mode is
-// not part of it: a tree's file gets its mode when it is created, the bytes are the same.
-std::string store_name(const uint8_t* oid, const Conversion* conv);
+// not part of it (a tree's file gets its mode when it is created, the bytes are the same)
+// except for the link mode, where a tree's file is the entry: its executable entries end in
+// ".x" (mode 0555; the others are 0444).
+std::string store_name(const uint8_t* oid, const Conversion* conv, bool exec_link = false);
 
 class StoreDir {
  public:
@@ -67,8 +70,11 @@ class StoreDir {
   // src. Written to a file with no name (O_TMPFILE; else a temporary name), its size
   // recorded, (synced when `sync`,) then linked (renamed) into place. Returns 0 or an errno
   // (*what: the step).
-  int insert(const std::string& name, const uint8_t* data, int src, uint64_t size, bool sync,
-             const char** what, StoreMethod* used) const;
+  int insert(const std::string& name, const uint8_t* data, int src, uint64_t size, mode_t mode,
+             bool sync, const char** what, StoreMethod* used) const;
+
+  // Links the entry as `base` in the directory dirfd. Returns 0 or an errno.
+  int link_into(const std::string& name, int dirfd, const char* base) const;
 
  private:
   Fd fd_;

@@ -49,7 +49,9 @@ class FileWriter {
     const char* rel = req_.paths[i];
     const uint8_t* oid = req_.oids + 20 * i;
     mode_t perm = (req_.modes[i] & 0100) ? 0777 : 0666;  // the umask applies, as for git
+    if (store_ != nullptr && req_.store_link) perm &= ~0222;  // a link-mode tree is read-only
     insert_as_.clear();
+    current_ = i;
     if (req_.flags != nullptr && (req_.flags[i] & kReplace)) {
       // An update: the old file goes first, and the new one gets a new inode, as with git.
       int err = unlink_beneath(rootfd_, rel);
@@ -106,7 +108,8 @@ class FileWriter {
   // or an outcome recorded). Otherwise the file is written from the pack, and added to the
   // store as it is closed (insert_as_) unless the store has it and only the copy failed.
   bool import(size_t i, const char* rel, mode_t perm, const uint8_t* oid, const Conversion* conv) {
-    std::string name = store_name(oid, conv);
+    bool link = req_.store_link;
+    std::string name = store_name(oid, conv, link && (req_.modes[i] & 0100));
     double known = conv == nullptr && req_.sizes != nullptr ? req_.sizes[i] : 0;
     uint64_t size = 0;
     bool damaged = false;
@@ -116,6 +119,7 @@ class FileWriter {
       insert_as_ = std::move(name);
       return false;
     }
+    if (link && link_entry(i, rel, name, src.get(), size)) return true;
     Fd fd = open_file(i, rel, perm);
     if (!fd.valid()) return true;
     StoreMethod used = kStoreUnused;
@@ -132,6 +136,45 @@ class FileWriter {
     return true;
   }
 
+  // The link mode's import: the entry linked under the file's name; its stat data is the
+  // entry's (after the link). False when the filesystem will not link it there (another
+  // filesystem, too many links): the caller copies it instead.
+  bool link_entry(size_t i, const char* rel, const std::string& name, int src, uint64_t size) {
+    const char* slash = std::strrchr(rel, '/');
+    Fd parent;
+    int dirfd = rootfd_;
+    if (slash != nullptr) {
+      std::string dir(rel, static_cast<size_t>(slash - rel));
+      parent = Fd(open_beneath(rootfd_, dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+      if (!parent.valid()) {
+        int err = errno;
+        if (is_collision(err)) res_->status[i] = kCollided;
+        else fail_errno(i, "open the directory of", err);
+        return true;
+      }
+      dirfd = parent.get();
+    }
+    int err = store_->link_into(name, dirfd, slash != nullptr ? slash + 1 : rel);
+    if (err == EEXIST) {
+      res_->status[i] = kCollided;
+      return true;
+    }
+    if (err != 0) {
+      store_failed(std::string("cannot link ") + name + ": " + std::strerror(err));
+      return false;
+    }
+    struct stat st;
+    if (fstat(src, &st) != 0) {
+      fail_errno(i, "stat", errno);
+      return true;
+    }
+    fill_stat(st, &res_->stats[i * kStatWords]);
+    res_->bytes += size;
+    res_->store.method = kStoreHardlink;
+    res_->store.imported++;
+    return true;
+  }
+
   void store_failed(const std::string& why) {
     if (res_->store.failed++ == 0) res_->store.first_error = why;
   }
@@ -141,8 +184,9 @@ class FileWriter {
   void insert(int fd, uint64_t size) {
     const char* what = "";
     StoreMethod used = kStoreUnused;
-    int err = store_->insert(insert_as_, insert_data_, fd, size, req_.sync != kSyncNone, &what,
-                             &used);
+    mode_t mode = req_.store_link && (req_.modes[current_] & 0100) ? 0555 : 0444;
+    int err = store_->insert(insert_as_, insert_data_, fd, size, mode, req_.sync != kSyncNone,
+                             &what, &used);
     if (err != 0) {
       store_failed(std::string("cannot ") + what + " " + insert_as_ + ": " + std::strerror(err));
       return;
@@ -265,6 +309,7 @@ class FileWriter {
   const StoreDir* store_;  // null: no store
   std::string insert_as_;  // the store's name for the file being written, to add it
   const uint8_t* insert_data_ = nullptr;  // its bytes, while write_bytes holds them
+  size_t current_ = 0;                    // the file being written
   std::unique_ptr<uint8_t[]> buf_;
   std::vector<uint8_t> converted_;  // reused across files; released when it grew large
 };

@@ -47,6 +47,8 @@ struct WriteRequest {
   // When not empty, the store's directory (write/store.h): files are imported from it where
   // it holds them, and added to it where it does not (not for `contents`).
   std::string store;
+  // The link mode: a file the store holds is hard-linked into the tree (read-only files).
+  bool store_link = false;
 };
 
 struct FileError {

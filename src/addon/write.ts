@@ -31,9 +31,11 @@ export interface NativeWriteRequest {
    * others added as they are written; not with `contents`.
    */
   store?: string;
+  /** With `store`: hard-link the files it holds (read-only files), copy only where that fails. */
+  storeLink?: boolean;
 }
 
-export type StoreMethodName = 'reflink' | 'copy' | 'write';
+export type StoreMethodName = 'hardlink' | 'reflink' | 'copy' | 'write';
 
 /** A request's dealings with the store (with `store` only). */
 export interface NativeStoreCounts {

@@ -46,6 +46,7 @@ Options:
                         files it holds are reflinked (or copied) in, the rest written and
                         added (docs/store.md)
       --store-max-bytes <n>  keep the store under n bytes (least recently used go first)
+      --store-link      hard-link files from the store: read-only files, shared by every tree
       --dry-run         touch nothing: list what would be created (A), updated (M) and
                         deleted (D), or what stops the checkout (exit 1)
       --json            print the summary as JSON on stdout, or an error as
@@ -96,6 +97,7 @@ export const OPTIONS = {
   fsync: { type: 'string' },
   store: { type: 'string' },
   'store-max-bytes': { type: 'string' },
+  'store-link': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },

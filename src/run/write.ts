@@ -87,7 +87,7 @@ export async function writeWorktree(
     sync: writerSync(config.fsync),
     concurrentDirs: config.filesystem.network,
     perDir: config.perDir,
-    store: fileStore,
+    store: fileStore === null ? null : { root: fileStore, link: settings.store!.link },
     symlinks: config.symlinks,
     conversions,
     filters:

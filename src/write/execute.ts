@@ -38,8 +38,8 @@ export interface ExecuteSettings {
   dirThreads: number;
   /** Parallel writers in one directory at a time (write/schedule.ts); 0: no limit. */
   perDir: number;
-  /** The store's layout directory (write/store.ts), or null. */
-  store: string | null;
+  /** The store's layout directory (write/store.ts) and its link mode, or null. */
+  store: { root: string; link: boolean } | null;
   /** core.symlinks: false writes a link's target as a plain file. */
   symlinks: boolean;
   /** Per result entry, what its bytes go through (null: nothing for any). */

@@ -23,8 +23,9 @@ export interface StoreSummary {
   /** The store's directory as given (resolved). */
   dir: string;
   /**
-   * How files moved between the store and the tree: `reflink` (shared extents, no bytes
-   * copied), `copy` (copy_file_range) or `write` (read and write, e.g. across filesystems);
+   * How files moved between the store and the tree: `hardlink` (the link mode), `reflink`
+   * (shared extents, no bytes copied), `copy` (copy_file_range) or `write` (read and write,
+   * e.g. across filesystems);
    * the slowest used when a filesystem refused a faster one part-way; null when nothing moved.
    */
   method: StoreMethodName | null;
@@ -53,7 +54,7 @@ export function storeRoot(settings: StoreSettings): string {
   return root;
 }
 
-const METHOD_ORDER: readonly StoreMethodName[] = ['reflink', 'copy', 'write'];
+const METHOD_ORDER: readonly StoreMethodName[] = ['hardlink', 'reflink', 'copy', 'write'];
 
 /** The chunks' counts added up as they arrive. */
 export class StoreTally {

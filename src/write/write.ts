@@ -39,8 +39,8 @@ export interface WriteSettings {
    * time (a network filesystem: write/schedule.ts); 0 or absent: chunks of pack order.
    */
   perDir?: number;
-  /** The store's layout directory (write/store.ts), or null. */
-  store: string | null;
+  /** The store's layout directory (write/store.ts), or null; `link`: its link mode. */
+  store: { root: string; link: boolean } | null;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -109,7 +109,9 @@ function requestFor(
     flags,
     streamThreshold: settings.streamThreshold,
     sync: settings.sync,
-    ...(settings.store !== null ? { store: settings.store } : {}),
+    ...(settings.store !== null
+      ? { store: settings.store.root, ...(settings.store.link ? { storeLink: true } : {}) }
+      : {}),
     ...(convert
       ? {
           convert,
