@@ -5,7 +5,9 @@
 // nodenext and bundler. Without a prebuild for the machine (prebuilds/ removed from the
 // tarball), npm builds the addon from source with the node-gyp it bundles, and on a machine
 // with no compiler the install stops with check-build's one message, not compiler output.
-// The tarball holds what runs and nothing else, and is at most 500 kB.
+// The tarball holds what runs and nothing else, and is at most 550 kB (the bound is against
+// shipping what does not run — maps, docs, tests —, which the allow-list also checks; what runs
+// grows with the addon: 471 kB on 2026-12-04, 505-507 kB with the store on 2026-12-06).
 // Slow (the prebuild and a source build are compiled): run by `npm run test:slow`.
 
 import assert from 'node:assert/strict';
@@ -96,10 +98,10 @@ describe('npm pack, then npm install of the tarball', () => {
     );
   });
 
-  test('holds the prebuild, and is at most 500 kB', () => {
+  test('holds the prebuild, and is at most 550 kB', () => {
     const prebuild = `prebuilds/${process.platform}-${process.arch}/pcheckout.glibc.node`;
     assert.ok(files.includes(prebuild), `no ${prebuild} in ${files.join(', ')}`);
-    assert.ok(fs.statSync(tarball).size <= 500_000, `${fs.statSync(tarball).size} bytes`);
+    assert.ok(fs.statSync(tarball).size <= 550_000, `${fs.statSync(tarball).size} bytes`);
     // Its allow-list, as test/install.test.mjs checks it without packing.
     for (const f of files)
       assert.ok(
