@@ -51,9 +51,10 @@ const used = (dir) => {
 };
 
 /** One materialize in its own process: wall seconds, peak RSS and the summary. */
-async function materializeOnce(source, ref, target, store) {
+async function materializeOnce(source, ref, target, store, link = false) {
   const args = [CLI, '--json', '--no-racy-wait', '--target', target];
   if (store) args.push('--store', store);
+  if (link) args.push('--store-link');
   args.push(source, ref);
   const r = await timedRun(process.execPath, args, { timeoutMs: 600_000 });
   if (!r.ok) throw new Error(`materialize ${ref} into ${target}: ${r.error}`);
@@ -67,7 +68,7 @@ async function onFilesystem(kind, source, refs) {
   const scratch = mountScratch(kind, cacheDir(), { ext4Size: opt['image-size'] });
   const mnt = scratch.mnt;
   const store = path.join(mnt, 'store');
-  const out = { kind, plain: {}, warm: {}, fill: null, method: null, space: null };
+  const out = { kind, plain: {}, warm: {}, link: {}, fill: null, method: null, space: null };
   let n = 0;
   const fresh = () => path.join(mnt, `t${n++}`);
   try {
@@ -107,6 +108,24 @@ async function onFilesystem(kind, source, refs) {
           `${runs.at(-1).summary.store.imported} imported, ${runs.at(-1).summary.store.inserted} inserted)`,
       );
     }
+    // The link mode (read-only trees of hard links): its own entries for executables, so
+    // one tree to fill them first.
+    const linkFill = fresh();
+    await materializeOnce(source, refs.base, linkFill, store, true);
+    remove(linkFill);
+    for (const [label, ref] of Object.entries(refs)) {
+      const runs = [];
+      for (let t = 0; t < TRIALS; t++) {
+        const dir = fresh();
+        runs.push(await materializeOnce(source, ref, dir, store, true));
+        remove(dir);
+      }
+      out.link[label] = runs.map((r) => r.seconds);
+      say(
+        `${kind} link mode ${label}: ${runs.map((r) => fmt(r.seconds)).join(' ')} s ` +
+          `(${runs.at(-1).summary.store.method}, ${runs.at(-1).summary.store.imported} imported)`,
+      );
+    }
     // Disk space: the store plus TREES trees (alternating refs) against one plain tree.
     if (TREES > 0 && out.method === 'reflink') {
       const storeBytes = used(mnt);
@@ -140,32 +159,35 @@ function chart(results) {
         name: `${r.kind} ${label}`,
         plain: median(r.plain[label]),
         warm: median(r.warm[label]),
+        link: median(r.link[label]),
       });
-  const w = 70 + bars.length * 90;
+  const w = 70 + bars.length * 110;
   const h = 300;
-  const max = Math.max(...bars.flatMap((b) => [b.plain, b.warm]), 0.001);
+  const max = Math.max(...bars.flatMap((b) => [b.plain, b.warm, b.link]), 0.001);
   const y = (v) => 250 - (v / max) * 200;
   const el = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif" font-size="11">`,
     `<rect width="${w}" height="${h}" fill="#fff"/>`,
-    `<text x="20" y="22" font-size="14" font-weight="bold">materialize into a new directory: without a store / with a warm store (s)</text>`,
+    `<text x="20" y="22" font-size="14" font-weight="bold">materialize into a new directory: without a store / warm store / link mode (s)</text>`,
   ];
   bars.forEach((b, i) => {
-    const x = 50 + i * 90;
+    const x = 50 + i * 110;
     for (const [k, v, color] of [
       [0, b.plain, '#f28e2b'],
       [1, b.warm, '#4e79a7'],
+      [2, b.link, '#59a14f'],
     ]) {
       el.push(
         `<rect x="${x + k * 30}" y="${y(v)}" width="26" height="${250 - y(v)}" fill="${color}"/>`,
         `<text x="${x + k * 30 + 13}" y="${y(v) - 3}" text-anchor="middle" font-size="9">${fmt(v, 2)}</text>`,
       );
     }
-    el.push(`<text x="${x + 28}" y="266" text-anchor="middle">${b.name}</text>`);
+    el.push(`<text x="${x + 43}" y="266" text-anchor="middle">${b.name}</text>`);
   });
   el.push(
     `<rect x="20" y="280" width="10" height="10" fill="#f28e2b"/><text x="34" y="289">no store</text>`,
     `<rect x="100" y="280" width="10" height="10" fill="#4e79a7"/><text x="114" y="289">warm store</text>`,
+    `<rect x="200" y="280" width="10" height="10" fill="#59a14f"/><text x="214" y="289">link mode</text>`,
     '</svg>',
   );
   return el.join('\n') + '\n';
@@ -178,14 +200,17 @@ async function main() {
   const load = machineLoad();
   const results = [];
   for (const kind of opt.fs.split(',')) results.push(await onFilesystem(kind, source, refs));
-  const rows = [['fs', 'ref', 'no store s', 'warm store s', 'ratio', 'method']];
+  const rows = [
+    ['fs', 'ref', 'no store s', 'warm store s', 'ratio', 'method', 'link mode s', 'ratio'],
+  ];
   for (const r of results)
     for (const label of Object.keys(refs)) {
       const p = median(r.plain[label]);
       const s = median(r.warm[label]);
-      rows.push([r.kind, label, fmt(p), fmt(s), fmt(s / p), r.method ?? '-']);
+      const l = median(r.link[label]);
+      rows.push([r.kind, label, fmt(p), fmt(s), fmt(s / p), r.method ?? '-', fmt(l), fmt(l / p)]);
     }
-  console.log(table(rows, ['l', 'l', 'r', 'r', 'r', 'l']));
+  console.log(table(rows, ['l', 'l', 'r', 'r', 'r', 'l', 'r', 'r']));
   if (opt.json) {
     const doc = {
       date: new Date().toISOString(),
