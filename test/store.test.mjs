@@ -345,6 +345,41 @@ describe('store', () => {
   });
 });
 
+describe('store on a filesystem without user attributes', () => {
+  test('a FAT store cannot record sizes: the call says so once per file and writes from the pack', async (t) => {
+    const dir = tmpDir('fat');
+    const image = path.join(dir, 'fat.img');
+    const mnt = path.join(dir, 'mnt');
+    fs.mkdirSync(mnt);
+    fs.writeFileSync(image, '');
+    fs.truncateSync(image, 32 << 20);
+    const mkfs = spawnSync('mkfs.vfat', [image], { encoding: 'utf8' });
+    const fuse =
+      mkfs.status === 0 && spawnSync('fusefat', ['-o', 'rw+', image, mnt], { encoding: 'utf8' });
+    if (!fuse || fuse.error || fuse.status !== 0) {
+      const why = `no FAT image through FUSE (dosfstools, fusefat, /dev/fuse): ${(fuse && (fuse.stderr || fuse.error)) || mkfs.stderr || mkfs.error}`;
+      console.log(`# ${why}`);
+      t.skip(why);
+      return;
+    }
+    try {
+      const repo = smallRepo(40, 'fat ');
+      const store = path.join(mnt, 'store');
+      for (const name of ['t1', 't2']) {
+        const target = tmpPath(name);
+        const s = await materialize(repo.dir, target, { ...quiet, store });
+        assert.equal(s.store.inserted, 0);
+        assert.equal(s.store.imported, 0);
+        assert.equal(s.store.failed, regularFiles(repo));
+        assert.match(s.store.error, /cannot record the size of .*: Operation not supported/);
+        assertTargetIsGit(repo, target);
+      }
+    } finally {
+      spawnSync('fusermount', ['-u', mnt]);
+    }
+  });
+});
+
 /** An XFS image with reflink, mounted; null (and why) when this machine cannot. */
 function mountXfs() {
   if (process.getuid?.() !== 0) return { why: 'not root (mount needs it)' };

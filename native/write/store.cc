@@ -38,6 +38,14 @@ std::atomic<int32_t>* method_for(dev_t a, dev_t b) {
   return &it->second;
 }
 
+// Whether the filesystem (by device) refused the size attribute: inserts there stop at once.
+std::atomic<bool>* attrs_refused_for(dev_t dev) {
+  static std::mutex* mu = new std::mutex;
+  static auto* refused = new std::map<dev_t, std::atomic<bool>>;
+  std::lock_guard<std::mutex> lock(*mu);
+  return &refused->try_emplace(dev, false).first->second;
+}
+
 // The errors that mean "this method does not work between these filesystems", as opposed
 // to a failure of this one file.
 bool unsupported(int err) {
@@ -156,6 +164,7 @@ StoreDir::StoreDir(const std::string& dir, int rootfd, std::string* error) {
     return;
   }
   method_ = method_for(a.st_dev, b.st_dev);
+  attrs_refused_ = attrs_refused_for(a.st_dev);
 }
 
 Fd StoreDir::open_entry(const std::string& name, uint64_t expect, uint64_t* size,
@@ -269,6 +278,10 @@ int StoreDir::link_into(const std::string& name, int dirfd, const char* base) co
 
 int StoreDir::insert(const std::string& name, const uint8_t* data, int src, uint64_t size,
                      mode_t mode, bool sync, const char** what, StoreMethod* used) const {
+  if (attrs_refused_->load(std::memory_order_relaxed)) {
+    *what = "record the size of";
+    return ENOTSUP;
+  }
   std::string tmp;
   Fd t = create_unnamed(fd_.get(), name, mode, &tmp);
   if (!t.valid()) {
@@ -288,7 +301,10 @@ int StoreDir::insert(const std::string& name, const uint8_t* data, int src, uint
     err = transfer(t.get(), src, size, used);
   }
   if (err != 0) *what = "copy";
-  if (err == 0 && (err = write_size_attr(t.get(), size)) != 0) *what = "record the size of";
+  if (err == 0 && (err = write_size_attr(t.get(), size)) != 0) {
+    *what = "record the size of";
+    if (err == ENOTSUP || err == EOPNOTSUPP) attrs_refused_->store(true);
+  }
   if (err == 0 && sync && fsync(t.get()) != 0) {
     err = errno;
     *what = "sync";

@@ -79,6 +79,7 @@ class StoreDir {
  private:
   Fd fd_;
   std::atomic<int32_t>* method_ = nullptr;  // shared by every StoreDir of the same pair
+  std::atomic<bool>* attrs_refused_ = nullptr;  // the store's filesystem has no user attributes
 };
 
 }  // namespace pc
