@@ -20,7 +20,12 @@ import { routeOf, type RepoPath } from './repo/byte-path.js';
 import type { CheckoutSummary } from './run/summary.js';
 import { PcheckoutError } from './errors.js';
 import { MAX_WORKERS } from './options.js';
-import { storeOption, type CheckoutOptions, type MaterializeOptions } from './settings.js';
+import {
+  storeOption,
+  type CheckoutOptions,
+  type MaterializeOptions,
+  type StoreOption,
+} from './settings.js';
 
 export interface EngineOptions {
   /**
@@ -77,20 +82,24 @@ export function createEngine(options: EngineOptions = {}): Engine {
     max: defaultThreads(),
     idleMs: 0,
   });
-  // Checked now (and a relative directory resolved against today's cwd), passed on as given.
-  const store = options.store;
-  const storeDir = store === undefined ? undefined : storeOption(store)!.dir;
-  const withWorkers = <T extends CheckoutOptions>(o: T): T => ({
+  // The store checked now, a relative directory resolved against today's cwd.
+  const resolved = storeOption(options.store);
+  const store: StoreOption | undefined = resolved
+    ? {
+        dir: resolved.dir,
+        link: resolved.link,
+        ...(resolved.maxBytes !== null ? { maxBytes: resolved.maxBytes } : {}),
+      }
+    : undefined;
+  const withDefaults = <T extends CheckoutOptions>(o: T): T => ({
     ...(workers !== undefined && o.workers === undefined ? { workers } : {}),
-    ...(storeDir !== undefined && o.store === undefined
-      ? { store: typeof store === 'string' ? storeDir : { ...(store as object), dir: storeDir } }
-      : {}),
+    ...(store !== undefined && o.store === undefined ? { store } : {}),
     ...o,
   });
 
   return {
     checkout: async (repoPath, opts = {}) => {
-      const { request, settings } = checkoutRequest(repoPath, withWorkers(opts));
+      const { request, settings } = checkoutRequest(repoPath, withDefaults(opts));
       return pool.call(request, {
         onProgress: settings.onProgress,
         signal: settings.signal,
@@ -98,7 +107,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       });
     },
     materialize: async (repoPath, targetDir, opts = {}) => {
-      const { request, settings } = materializeRequest(repoPath, targetDir, withWorkers(opts));
+      const { request, settings } = materializeRequest(repoPath, targetDir, withDefaults(opts));
       return pool.call(request, {
         onProgress: settings.onProgress,
         signal: settings.signal,

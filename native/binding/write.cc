@@ -118,7 +118,8 @@ std::unique_ptr<ParsedRequest> parse_request(Napi::Env env, const Napi::Value& v
 
 // A chunk's dealings with the store, as counts and the method of its last transfer.
 Napi::Object store_to_js(Napi::Env env, const pc::StoreCounts& c) {
-  static const char* const kMethods[] = {"reflink", "copy", "write"};
+  // By StoreMethod; null for kStoreUnused (nothing moved).
+  static const char* const kMethods[] = {"reflink", "copy", "write", nullptr, "hardlink"};
   Napi::Object o = Napi::Object::New(env);
   o.Set("imported", Napi::Number::New(env, static_cast<double>(c.imported)));
   o.Set("inserted", Napi::Number::New(env, static_cast<double>(c.inserted)));
@@ -126,11 +127,10 @@ Napi::Object store_to_js(Napi::Env env, const pc::StoreCounts& c) {
   o.Set("repaired", Napi::Number::New(env, static_cast<double>(c.repaired)));
   o.Set("failed", Napi::Number::New(env, static_cast<double>(c.failed)));
   o.Set("firstError", Napi::String::New(env, c.first_error));
-  bool known = c.method >= pc::kStoreReflink && c.method < pc::kStoreUnused;
-  Napi::Value method = env.Null();
-  if (known) method = Napi::String::New(env, kMethods[c.method]);
-  if (c.method == pc::kStoreHardlink) method = Napi::String::New(env, "hardlink");
-  o.Set("method", method);
+  const char* method = c.method >= pc::kStoreReflink && c.method <= pc::kStoreHardlink
+                           ? kMethods[c.method]
+                           : nullptr;
+  o.Set("method", method ? Napi::Value(Napi::String::New(env, method)) : env.Null());
   return o;
 }
 

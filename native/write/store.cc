@@ -8,6 +8,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -17,6 +18,7 @@
 #include <utility>
 
 #include "base/common.h"
+#include "base/write_all.h"
 #include "worktree/beneath.h"
 
 namespace pc {
@@ -28,22 +30,18 @@ constexpr char kSizeAttr[] = "user.pcheckout.size";
 constexpr time_t kTouchAfter = 3600;  // an entry's time is refreshed at most once an hour
 constexpr size_t kCopyChunk = 1 << 20;
 
-// The method reached by each pair of filesystems (by device), for the life of the process.
-std::atomic<int32_t>* method_for(dev_t a, dev_t b) {
-  static std::mutex* mu = new std::mutex;
-  static auto* methods = new std::map<std::pair<dev_t, dev_t>, std::atomic<int32_t>>;
-  std::lock_guard<std::mutex> lock(*mu);
-  auto key = a < b ? std::make_pair(a, b) : std::make_pair(b, a);
-  auto it = methods->try_emplace(key, static_cast<int32_t>(kStoreReflink)).first;
-  return &it->second;
-}
+// What is known of each pair of filesystems (by device: the store's and a tree's), for the
+// life of the process: the method reached, and whether the store's refused the size attribute.
+struct PairState {
+  std::atomic<int32_t> method{kStoreReflink};
+  std::atomic<bool> attrs_refused{false};
+};
 
-// Whether the filesystem (by device) refused the size attribute: inserts there stop at once.
-std::atomic<bool>* attrs_refused_for(dev_t dev) {
+PairState* state_for(dev_t store, dev_t tree) {
   static std::mutex* mu = new std::mutex;
-  static auto* refused = new std::map<dev_t, std::atomic<bool>>;
+  static auto* states = new std::map<std::pair<dev_t, dev_t>, PairState>;
   std::lock_guard<std::mutex> lock(*mu);
-  return &refused->try_emplace(dev, false).first->second;
+  return &(*states)[std::make_pair(store, tree)];
 }
 
 // The errors that mean "this method does not work between these filesystems", as opposed
@@ -61,7 +59,8 @@ void step_down(std::atomic<int32_t>* method, int32_t from) {
 int copy_range(int dst, int src, uint64_t size) {
   loff_t in = 0, out = 0;
   while (static_cast<uint64_t>(out) < size) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(size - static_cast<uint64_t>(out), 1u << 30));
+    uint64_t left = size - static_cast<uint64_t>(out);
+    size_t want = static_cast<size_t>(std::min<uint64_t>(left, 1u << 30));
     ssize_t n = copy_file_range(src, &in, dst, &out, want, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -72,6 +71,7 @@ int copy_range(int dst, int src, uint64_t size) {
   return 0;
 }
 
+// dst is a new file whose offset is still 0 (a refused reflink or copy_file_range moves none).
 int copy_plain(int dst, int src, uint64_t size) {
   thread_local std::unique_ptr<uint8_t[]> buf;
   if (!buf) buf.reset(new uint8_t[kCopyChunk]);
@@ -84,16 +84,7 @@ int copy_plain(int dst, int src, uint64_t size) {
       return errno;
     }
     if (got == 0) return EIO;
-    size_t done = 0;
-    while (done < static_cast<size_t>(got)) {
-      ssize_t w = pwrite(dst, buf.get() + done, static_cast<size_t>(got) - done,
-                         static_cast<off_t>(off + done));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return errno;
-      }
-      done += static_cast<size_t>(w);
-    }
+    if (!write_all(dst, buf.get(), static_cast<size_t>(got))) return errno;
     off += static_cast<uint64_t>(got);
   }
   return 0;
@@ -163,8 +154,9 @@ StoreDir::StoreDir(const std::string& dir, int rootfd, std::string* error) {
     fd_.reset();
     return;
   }
-  method_ = method_for(a.st_dev, b.st_dev);
-  attrs_refused_ = attrs_refused_for(a.st_dev);
+  PairState* state = state_for(a.st_dev, b.st_dev);
+  method_ = &state->method;
+  attrs_refused_ = &state->attrs_refused;
 }
 
 Fd StoreDir::open_entry(const std::string& name, uint64_t expect, uint64_t* size,
@@ -292,11 +284,7 @@ int StoreDir::insert(const std::string& name, const uint8_t* data, int src, uint
   if (data != nullptr) {
     // The bytes in memory: written, not cloned from the tree's file, whose dirty pages a
     // reflink would first have to write back.
-    for (uint64_t off = 0; off < size && err == 0;) {
-      ssize_t w = ::write(t.get(), data + off, static_cast<size_t>(size - off));
-      if (w < 0 && errno != EINTR) err = errno;
-      if (w > 0) off += static_cast<uint64_t>(w);
-    }
+    if (!write_all(t.get(), data, static_cast<size_t>(size))) err = errno;
   } else {
     err = transfer(t.get(), src, size, used);
   }

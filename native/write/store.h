@@ -1,12 +1,12 @@
 // A store of worktree-ready files (the `store` option): one read-only file per blob and
 // conversion, named by both, shared by every tree materialized beside it. A file is imported
 // into a tree by reflink (FICLONE), copy_file_range or a plain copy, whichever the pair of
-// filesystems allows; a missing one is added from the file just written. An entry only ever
-// appears whole under its final name (a temporary name, its size recorded in an attribute,
-// then a rename), and an import checks its size against that record and, for a blob taken as
-// it is, against the blob's size: a truncated or replaced entry is removed and rewritten from
-// the pack, never copied into a tree. Policy (where the store is, its size bound, pruning)
-// stays in TypeScript (src/write/store.ts).
+// filesystems allows (or hard-linked, in the link mode); a missing one is added from the bytes
+// just written. An entry only ever appears whole under its final name (an O_TMPFILE, or a
+// temporary name, with its size recorded in an attribute, then linked or renamed into place),
+// and an import checks the blob's size from the pack, or else that record: a truncated or
+// replaced entry is removed and rewritten from the pack, never copied into a tree. Policy
+// (where the store is, its size bound, pruning) stays in TypeScript (src/write/store.ts).
 #pragma once
 
 #include <sys/types.h>
@@ -59,7 +59,8 @@ class StoreDir {
 
   // The entry, open for reading, and its size; an invalid Fd when it is absent. An entry
   // whose size is not `expect` (the blob's size, when nonzero) or, without it, the size
-  // recorded when it was added, is removed and *damaged set. An entry not used for an hour has its time set to now (pruning is by it).
+  // recorded when it was added, is removed and *damaged set. An entry not used for an hour
+  // has its time set to now (pruning is by it).
   Fd open_entry(const std::string& name, uint64_t expect, uint64_t* size, bool* damaged) const;
 
   // Copies the first `size` bytes of src into the empty file dst by the best method this pair
@@ -78,7 +79,8 @@ class StoreDir {
 
  private:
   Fd fd_;
-  std::atomic<int32_t>* method_ = nullptr;  // shared by every StoreDir of the same pair
+  // Shared by every StoreDir of the same pair of filesystems (store.cc's PairState).
+  std::atomic<int32_t>* method_ = nullptr;
   std::atomic<bool>* attrs_refused_ = nullptr;  // the store's filesystem has no user attributes
 };
 

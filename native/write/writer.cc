@@ -11,6 +11,7 @@
 #include <new>
 #include <utility>
 
+#include "base/write_all.h"
 #include "worktree/beneath.h"
 #include "write/parallel_write.h"
 #include "worktree/stat.h"
@@ -20,19 +21,6 @@ namespace pc {
 namespace {
 constexpr size_t kStreamChunk = 1 << 20;
 constexpr size_t kKeepConverted = 16u << 20;
-
-bool write_all(int fd, const uint8_t* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
 
 bool is_collision(int err) {
   // EXDEV: RESOLVE_BENEATH saw the path leave the root; ELOOP: a symlink in the way.

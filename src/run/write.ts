@@ -76,7 +76,8 @@ export async function writeWorktree(
   const { addon, odb, store, refs, target, mode } = opened;
   const { plan, conversions, filtered, usePool } = planned;
   const { workers } = config;
-  const fileStore = settings.store ? storeRoot(settings.store) : null;
+  // The store's settings and its layout directory (made now), when the call names one.
+  const fileStore = settings.store ? { ...settings.store, root: storeRoot(settings.store) } : null;
   const outcome = await execute(odb, plan, {
     root: job.worktree,
     worktree: opened.worktree!,
@@ -87,7 +88,7 @@ export async function writeWorktree(
     sync: writerSync(config.fsync),
     concurrentDirs: config.filesystem.network,
     perDir: config.perDir,
-    store: fileStore === null ? null : { root: fileStore, link: settings.store!.link },
+    store: fileStore && { root: fileStore.root, link: fileStore.link },
     symlinks: config.symlinks,
     conversions,
     filters:
@@ -117,13 +118,14 @@ export async function writeWorktree(
     threads: workers,
     symlinksAsFiles: !config.symlinks,
   });
-  const stored = fileStore === null ? null : storeSummary(settings.store!, fileStore, outcome);
-  return { outcome, durability, fileStore: stored };
+  return { outcome, durability, fileStore: fileStore && storeSummary(fileStore, outcome) };
 }
 
 /** The store's counts, after its bound is kept. */
-function storeSummary(store: StoreSettings, root: string, outcome: ExecuteOutcome): StoreSummary {
+function storeSummary(
+  store: StoreSettings & { root: string },
+  outcome: ExecuteOutcome,
+): StoreSummary {
   const tally = outcome.store ?? new StoreTally();
-  const inserted = tally.summary(store.dir, 0).insertedBytes;
-  return tally.summary(store.dir, keepBound(root, store.maxBytes, inserted));
+  return tally.summary(store.dir, keepBound(store.root, store.maxBytes, tally.insertedBytes));
 }

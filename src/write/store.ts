@@ -82,6 +82,11 @@ export class StoreTally {
       this.method = c.method;
   }
 
+  /** Bytes added to the store so far. */
+  get insertedBytes(): number {
+    return this.counts.insertedBytes;
+  }
+
   summary(dir: string, pruned: number): StoreSummary {
     return { dir, method: this.method, ...this.counts, error: this.error, pruned };
   }
