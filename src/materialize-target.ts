@@ -6,7 +6,6 @@
  */
 import {
   lstatSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -15,6 +14,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fromSystem, PcheckoutError } from './errors.js';
+import { makeDirectories } from './mkdirs.js';
 import { looksLikeGitDir, type Repo } from './repo/repo.js';
 
 /** Where a materialized directory keeps its index: `.git`, the one name no tree may hold. */
@@ -135,7 +135,7 @@ export function claimTarget(
     // A dry run says what a materialize would write into a new directory without making it.
     if (dryRun) return { worktree: target, meta: join(target, MATERIALIZE_META) };
     try {
-      mkdirSync(target, { recursive: true });
+      makeDirectories(target);
     } catch (err) {
       throw fromSystem(err, 'create', target);
     }
@@ -153,7 +153,7 @@ export function claimTarget(
   }
   if (!hasRecord(meta) && !dryRun) {
     try {
-      mkdirSync(meta, { recursive: true });
+      makeDirectories(meta);
       writeFileSync(join(meta, MARKER_NAME), MARKER_TEXT);
     } catch (err) {
       throw fromSystem(err, 'create', meta);

@@ -343,6 +343,32 @@ describe('store', () => {
     assert.equal(cli.status, 129);
     assert.match(cli.stderr, /--store-max-bytes needs --store/);
   });
+
+  test('a store or a target that cannot be made stops the call at once, nothing written', (t) => {
+    // Under /proc mkdir says ENOENT although the parent exists: Node's recursive mkdirSync
+    // loops forever there (this test's timeout catches a regression).
+    if (!fs.existsSync('/proc/self/stat')) return t.skip('no procfs at /proc');
+    const repo = smallRepo(5, 'proc ');
+    const run = (...args) =>
+      spawnSync(process.execPath, [CLI, ...args, repo.dir], {
+        encoding: 'utf8',
+        timeout: 20_000,
+        killSignal: 'SIGKILL',
+      });
+    const target = tmpPath('t');
+    const a = run('--store', '/proc/pcheckout-nope/store', '--target', target);
+    assert.equal(a.signal, null, 'the call ended by itself');
+    assert.equal(a.status, 128, a.stderr);
+    assert.match(
+      a.stderr,
+      /ERR_IO: cannot create the store \/proc\/pcheckout-nope\/store: .*ENOENT/,
+    );
+    assert.equal(fs.existsSync(target), false, 'the target is not made when the store cannot be');
+    const b = run('--target', '/proc/pcheckout-nope/t');
+    assert.equal(b.signal, null, 'the call ended by itself');
+    assert.equal(b.status, 128, b.stderr);
+    assert.match(b.stderr, /ERR_IO: cannot create \/proc\/pcheckout-nope\/t: .*ENOENT/);
+  });
 });
 
 describe('store on a filesystem without user attributes', () => {

@@ -1,6 +1,7 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
+import { makeDirectories } from '../mkdirs.js';
 import { adjustSharedPerm } from '../perms.js';
 import type { Repo } from './repo.js';
 
@@ -90,7 +91,7 @@ export function appendReflog(
 /** mkdir -p inside the git directory, each new directory adjusted for sharedRepository. */
 export function makeDirs(repo: Repo, dir: string): void {
   if (existsSync(dir)) return;
-  const made = mkdirSync(dir, { recursive: true });
+  const made = makeDirectories(dir);
   if (made === undefined || repo.shared === 0) return;
   let d = dir;
   const stop = relative(made, dir);

@@ -9,6 +9,7 @@ import { openStartPath, stableKey, type RepoPath } from '../repo/byte-path.js';
 import { openRepo, type Repo } from '../repo/repo.js';
 import { claimTarget, targetKey } from '../materialize-target.js';
 import type { Settings } from '../settings.js';
+import { openStore, type OpenStore } from '../write/store.js';
 
 /** What one run works on: a repository's own worktree and index, or a materialized directory. */
 export interface Job {
@@ -22,6 +23,8 @@ export interface Job {
   materialize: boolean;
   /** The path the repository was opened from (GIT_PREFIX for hooks). */
   start: string;
+  /** The call's store, its directory made (null: none named, or a dry run). */
+  store: OpenStore | null;
 }
 
 /**
@@ -65,6 +68,8 @@ async function openJob(request: JobRequest, repoPath: string, claim: Claim): Pro
   const { settings } = request;
   // A materialize needs no worktree of the repository's: a bare one (a mirror) serves.
   const repo = openRepo(repoPath, process.env, { allowBare: request.kind === 'materialize' });
+  // Before the target is made: a store that cannot be made stops the call with nothing written.
+  const store = settings.store && !settings.dryRun ? openStore(settings.store) : null;
   if (request.kind === 'checkout') {
     const indexPath = join(repo.gitDir, 'index');
     await claim(stableKey(indexPath));
@@ -75,6 +80,7 @@ async function openJob(request: JobRequest, repoPath: string, claim: Claim): Pro
       indexPath,
       materialize: false,
       start: repoPath,
+      store,
     };
   }
   await claim(targetKey(request.targetDir));
@@ -86,5 +92,6 @@ async function openJob(request: JobRequest, repoPath: string, claim: Claim): Pro
     indexPath: join(meta, 'index'),
     materialize: true,
     start: repoPath,
+    store,
   };
 }

@@ -13,8 +13,7 @@ import { execute, type ExecuteOutcome } from '../write/execute.js';
 import { checkoutRef, type FilterStepSettings } from '../write/filtered.js';
 import type { FilterSession } from '../write/filters.js';
 import { descriptorHint } from '../write/write.js';
-import { StoreTally, keepBound, storeRoot, type StoreSummary } from '../write/store.js';
-import type { StoreSettings } from '../settings.js';
+import { StoreTally, keepBound, type OpenStore, type StoreSummary } from '../write/store.js';
 import type { Control } from './control.js';
 import type { Job } from './job.js';
 import type { CallConfig, Opened } from './open.js';
@@ -76,8 +75,7 @@ export async function writeWorktree(
   const { addon, odb, store, refs, target, mode } = opened;
   const { plan, conversions, filtered, usePool } = planned;
   const { workers } = config;
-  // The store's settings and its layout directory (made now), when the call names one.
-  const fileStore = settings.store ? { ...settings.store, root: storeRoot(settings.store) } : null;
+  const fileStore = job.store;
   const outcome = await execute(odb, plan, {
     root: job.worktree,
     worktree: opened.worktree!,
@@ -122,10 +120,7 @@ export async function writeWorktree(
 }
 
 /** The store's counts, after its bound is kept. */
-function storeSummary(
-  store: StoreSettings & { root: string },
-  outcome: ExecuteOutcome,
-): StoreSummary {
+function storeSummary(store: OpenStore, outcome: ExecuteOutcome): StoreSummary {
   const tally = outcome.store ?? new StoreTally();
   return tally.summary(store.dir, keepBound(store.root, store.maxBytes, tally.insertedBytes));
 }

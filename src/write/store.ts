@@ -3,11 +3,12 @@
  * the writer's per-chunk counts added up, and its bound kept. The files themselves — names,
  * imports, inserts, the size check — are native/write/store.h's.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NativeStoreCounts, StoreMethodName } from '../addon.js';
 import { fromSystem } from '../errors.js';
+import { makeDirectories } from '../mkdirs.js';
 import type { StoreSettings } from '../settings.js';
 
 /** The layout's version: a store made by another layout sits beside this one, untouched. */
@@ -43,15 +44,18 @@ export interface StoreSummary {
   pruned: number;
 }
 
-/** The directory the writer gets: the store's layout directory, made if missing. */
-export function storeRoot(settings: StoreSettings): string {
+/** A store ready for a call: its settings and its layout directory (the writer's root). */
+export type OpenStore = StoreSettings & { root: string };
+
+/** The store's layout directory, made if missing (a store that cannot be made stops the call). */
+export function openStore(settings: StoreSettings): OpenStore {
   const root = join(settings.dir, LAYOUT);
   try {
-    mkdirSync(join(root, 'tmp'), { recursive: true });
+    makeDirectories(join(root, 'tmp'));
   } catch (err) {
     throw fromSystem(err, 'create the store', settings.dir);
   }
-  return root;
+  return { ...settings, root };
 }
 
 const METHOD_ORDER: readonly StoreMethodName[] = ['hardlink', 'reflink', 'copy', 'write'];
