@@ -48,8 +48,13 @@ export interface Addon
   errorCodes: string[];
   /** The layouts and constants both sides use (checked against EXPECTED_LAYOUT at load). */
   layout: typeof EXPECTED_LAYOUT;
-  /** Gives the malloc arenas' free memory back to the system (between calls). */
-  releaseMemory(): boolean;
+  /**
+   * Gives the malloc arenas' free memory back to the system; with `minThreadFree`, only when
+   * the threads' arenas (all but the main one) hold at least that many free bytes.
+   */
+  releaseMemory(minThreadFree?: number): boolean;
+  /** The free bytes the threads' malloc arenas hold (glibc's malloc_info; 0 elsewhere). */
+  threadArenasFree(): number;
   /**
    * Sets the calling thread's scheduler slice (Linux 6.12+): 0 for the kernel's default, else
    * 100..100000 µs. A thread under another policy than SCHED_OTHER is left alone (`applied`

@@ -14,6 +14,13 @@ import { fromNative } from './errors.js';
  * base one thread decoded serves the others and the memory does not grow with the threads.
  */
 export const CACHE_BUDGET = 64 * 1024 * 1024;
+/**
+ * The free memory the threads' arenas may keep between calls. glibc's trim walks every arena
+ * under its lock, the host's main one too, so each trim stalls the host's thread for as long as
+ * the host's own free memory takes (83 ms measured after a bench's setup); small calls leave
+ * less than this, and skipping their trim keeps the host's loop free (bench/host.mjs).
+ */
+export const TRIM_WORTHWHILE = 32 * 1024 * 1024;
 /** Worktrees a warm engine watches at once (least recently used first out). */
 const MAX_WATCHED = 8;
 /**
@@ -130,14 +137,19 @@ export class Resources {
 
   /**
    * Between checkouts: caches are dropped, readers stay, and the heap's free memory goes back
-   * to the system (the writer threads' arenas would otherwise keep their peak).
+   * to the system once the threads' arenas hold TRIM_WORTHWHILE of it (they would otherwise
+   * keep their peak).
    */
   idle(): void {
     for (const { all } of this.stores.values()) for (const odb of all) odb.releaseCache();
-    if (this.stores.size > 0) loadAddon().releaseMemory();
+    if (this.stores.size > 0) loadAddon().releaseMemory(TRIM_WORTHWHILE);
   }
 
-  close(): void {
+  /**
+   * The readers closed and the free memory returned: all of it (`trim: 'all'`, an engine's
+   * close), or once it is worth the trim (the end of a one-shot call).
+   */
+  close(trim: 'all' | 'worthwhile' = 'all'): void {
     if (this.closed) return;
     this.closed = true;
     const used = this.stores.size > 0 || this.hub !== null;
@@ -147,6 +159,6 @@ export class Resources {
     this.watches.clear();
     this.hub?.close();
     this.hub = null;
-    if (used) loadAddon().releaseMemory();
+    if (used) loadAddon().releaseMemory(trim === 'all' ? undefined : TRIM_WORTHWHILE);
   }
 }

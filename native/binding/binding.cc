@@ -122,6 +122,8 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::HasCrlf>("blobHasCrlf", napi_enumerable),
                              InstanceMethod<&Addon::ReleaseMemory>("releaseMemory",
                                                                    napi_enumerable),
+                             InstanceMethod<&Addon::ThreadArenasFree>("threadArenasFree",
+                                                                      napi_enumerable),
                              InstanceMethod<&Addon::Slice>("setThreadSlice", napi_enumerable),
                              InstanceValue("errorCodes", error_codes(env), napi_enumerable),
                              InstanceValue("layout", layout(env), napi_enumerable),
@@ -155,9 +157,25 @@ class Addon : public Napi::Addon<Addon> {
   }
   Napi::Value ToGit(const Napi::CallbackInfo& info) { return binding::ConvertToGit(info); }
   Napi::Value HasCrlf(const Napi::CallbackInfo& info) { return binding::BlobHasCrlf(info); }
-  // releaseMemory() -> boolean: malloc_trim, between calls (base/memory.h).
+  // releaseMemory(minThreadFree?) -> boolean: malloc_trim (base/memory.h); with a byte count,
+  // only when the threads' arenas hold at least that much free memory.
   Napi::Value ReleaseMemory(const Napi::CallbackInfo& info) {
-    return Napi::Boolean::New(info.Env(), pc::release_free_memory());
+    Napi::Env env = info.Env();
+    if (info.Length() > 0 && !info[0].IsUndefined()) {
+      double min = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
+      if (!(min >= 0 && min <= 9007199254740991.0)) {
+        Napi::TypeError::New(env, "releaseMemory: a byte count, 0 or more")
+            .ThrowAsJavaScriptException();
+        return env.Undefined();
+      }
+      if (static_cast<double>(pc::thread_arenas_free_bytes()) < min)
+        return Napi::Boolean::New(env, false);
+    }
+    return Napi::Boolean::New(env, pc::release_free_memory());
+  }
+  // threadArenasFree() -> number: the free bytes the threads' malloc arenas hold (base/memory.h).
+  Napi::Value ThreadArenasFree(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(pc::thread_arenas_free_bytes()));
   }
   // setThreadSlice(us) -> { applied, previousUs, error }: the calling thread's scheduler slice,
   // 0 (the kernel's default) or 100..100000 µs (base/thread_slice.h).

@@ -20,6 +20,6 @@ export async function runHere(
     return await withJob(request, noClaim, (job) => run(job, resources, control));
   } finally {
     resources.idle();
-    resources.close();
+    resources.close('worthwhile');
   }
 }

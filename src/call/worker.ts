@@ -181,7 +181,7 @@ function serve(port: MessagePort, setup: ThreadSetup): void {
       // After the answer: dropping the packs' pages and the heap's free memory takes a while
       // on a large tree, and the caller need not wait for it.
       try {
-        if (kept === null) resources.close();
+        if (kept === null) resources.close('worthwhile');
         else resources.idle();
       } catch (err) {
         // Never into the queue: a rejected link would stop every later call and the close.
