@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout, PcheckoutError } from '../dist/index.js';
+import { FilterSession } from '../dist/write/filters.js';
 import {
   assertIndexStatMatchesDisk,
   assertPoolRule,
@@ -380,4 +381,40 @@ describe('external filters', () => {
     assert.deepEqual(s.filters, { files: 0, delayed: 0, failed: [] });
     assert.equal(s.pool.files, s.files);
   });
+
+  test(
+    'requests that overlap on one session: one process, each answer to its own request',
+    { timeout: 30_000 },
+    async () => {
+      // Two checks of one call may ask before the process has shaken hands, and one may ask
+      // while another waits for its answer: one process starts, the conversations take turns.
+      const dir = fs.mkdtempSync(path.join(ROOT, 'overlap-'));
+      fs.mkdirSync(path.join(dir, '.git'));
+      const driver = {
+        name: 'rot',
+        smudge: undefined,
+        clean: undefined,
+        process: processDriver(dir),
+        required: true,
+      };
+      const session = new FilterSession(new Map([['rot', driver]]), dir, () => process.env);
+      const inputs = Array.from({ length: 8 }, (_, n) =>
+        Buffer.from(`file ${n} `.repeat(20_000 * n + 1)),
+      );
+      const cleaned = await Promise.all(inputs.map((b, n) => session.clean('rot', `f${n}.r`, b)));
+      await session.close();
+      const rot13 = (b) =>
+        Buffer.from(b.map((c) => (c >= 97 && c <= 122 ? ((c - 84) % 26) + 97 : c)));
+      cleaned.forEach((out, n) => assert.ok(out.equals(rot13(inputs[n])), `f${n}.r's own answer`));
+      const log = driverLog(dir);
+      assert.equal(log.filter((l) => l.startsWith('HELLO')).length, 1, 'one process');
+      assert.deepEqual(
+        log.filter((l) => l.startsWith('command=')),
+        inputs.map((_, n) => `command=clean pathname=f${n}.r`),
+        'one request after another, in the order asked',
+      );
+      assert.equal(log.at(-1), 'EOF');
+      assert.deepEqual(session.failures, []);
+    },
+  );
 });

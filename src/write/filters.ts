@@ -110,6 +110,8 @@ class LongRunningFilter {
   readonly capabilities = new Set<Capability>();
   /** Capabilities dropped after the filter answered status=abort. */
   readonly aborted = new Set<Capability>();
+  /** The request before the next one: one conversation on the pipes at a time. */
+  private turn: Promise<unknown> = Promise.resolve();
 
   private constructor(
     readonly cmd: string,
@@ -137,6 +139,13 @@ class LongRunningFilter {
       throw err;
     }
     return filter;
+  }
+
+  /** Runs `request` once every request asked for before it has had its answer. */
+  private inTurn<T>(request: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(request, request);
+    this.turn = run.catch(() => {});
+    return run;
   }
 
   private send(packets: Buffer[]): void {
@@ -187,7 +196,15 @@ class LongRunningFilter {
    * One clean or smudge request. Resolves with the content, or 'delayed'; a status other than
    * success rejects with FilterStatusError, a broken conversation with ProtocolError.
    */
-  async filter(lines: string[], content: Buffer, canDelay: boolean): Promise<Buffer | 'delayed'> {
+  filter(lines: string[], content: Buffer, canDelay: boolean): Promise<Buffer | 'delayed'> {
+    return this.inTurn(() => this.request(lines, content, canDelay));
+  }
+
+  private async request(
+    lines: string[],
+    content: Buffer,
+    canDelay: boolean,
+  ): Promise<Buffer | 'delayed'> {
     this.send([...lines.map(textPacket), FLUSH, ...contentPackets(content), FLUSH]);
     let status = await this.readStatus('');
     if (canDelay && status === 'delayed') return 'delayed';
@@ -199,7 +216,11 @@ class LongRunningFilter {
   }
 
   /** list_available_blobs: the paths (latin1) now ready; empty when the filter is done. */
-  async listAvailable(): Promise<string[]> {
+  listAvailable(): Promise<string[]> {
+    return this.inTurn(() => this.requestAvailable());
+  }
+
+  private async requestAvailable(): Promise<string[]> {
     this.send([textPacket('command=list_available_blobs'), FLUSH]);
     const paths: string[] = [];
     for (const line of await this.reader.readList()) {
@@ -237,7 +258,8 @@ export interface FilterFailure {
  * file needs it, and everything that must be closed at the end.
  */
 export class FilterSession {
-  private readonly running = new Map<string, LongRunningFilter>();
+  /** Each command's process, from the moment its start is asked for (so it starts once). */
+  private readonly running = new Map<string, Promise<LongRunningFilter>>();
   /** The commands with delayed paths, in the order they first delayed one. */
   readonly delaying = new Set<string>();
   readonly failures: FilterFailure[] = [];
@@ -282,17 +304,28 @@ export class FilterSession {
     return content;
   }
 
-  private async process(cmd: string): Promise<LongRunningFilter> {
-    let filter = this.running.get(cmd);
-    if (!filter) {
-      filter = await LongRunningFilter.start(cmd, this.cwd, this.env);
-      this.running.set(cmd, filter);
+  /** The command's process; a start that failed is tried again on the next use. */
+  private process(cmd: string): Promise<LongRunningFilter> {
+    let starting = this.running.get(cmd);
+    if (!starting) {
+      const started = LongRunningFilter.start(cmd, this.cwd, this.env);
+      this.running.set(cmd, started);
+      started.catch(() => {
+        if (this.running.get(cmd) === started) this.running.delete(cmd);
+      });
+      starting = started;
     }
-    return filter;
+    return starting;
+  }
+
+  /** The command's process if one started and still runs. */
+  private async started(cmd: string): Promise<LongRunningFilter | null> {
+    const starting = this.running.get(cmd);
+    return starting ? starting.catch(() => null) : null;
   }
 
   private async stopProcess(filter: LongRunningFilter): Promise<void> {
-    this.running.delete(filter.cmd);
+    if ((await this.started(filter.cmd)) === filter) this.running.delete(filter.cmd);
     await filter.stop();
   }
 
@@ -383,7 +416,7 @@ export class FilterSession {
    * (it is then asked no more).
    */
   async listAvailable(cmd: string): Promise<string[] | null> {
-    const filter = this.running.get(cmd);
+    const filter = await this.started(cmd);
     if (!filter) return null;
     try {
       return await filter.listAvailable();
@@ -397,6 +430,7 @@ export class FilterSession {
   async close(): Promise<void> {
     const all = [...this.running.values()];
     this.running.clear();
-    await Promise.all(all.map((f) => f.close()));
+    const filters = await Promise.all(all.map((starting) => starting.catch(() => null)));
+    await Promise.all(filters.map((f) => f?.close()));
   }
 }
