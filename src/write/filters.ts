@@ -318,7 +318,7 @@ export class FilterSession {
     return starting;
   }
 
-  /** The command's process if one started and still runs. */
+  /** The session's process for the command once started; null: none, or its start failed. */
   private async started(cmd: string): Promise<LongRunningFilter | null> {
     const starting = this.running.get(cmd);
     return starting ? starting.catch(() => null) : null;
