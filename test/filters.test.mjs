@@ -386,8 +386,9 @@ describe('external filters', () => {
     'requests that overlap on one session: one process, each answer to its own request',
     { timeout: 30_000 },
     async () => {
-      // Two checks of one call may ask before the process has shaken hands, and one may ask
-      // while another waits for its answer: one process starts, the conversations take turns.
+      // Users of one session that overlap (one call's checks ask one after another today): a
+      // request before the handshake ends, or while another waits for its answer. One process
+      // starts and the conversations take turns.
       const dir = fs.mkdtempSync(path.join(ROOT, 'overlap-'));
       fs.mkdirSync(path.join(dir, '.git'));
       const driver = {
