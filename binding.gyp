@@ -32,6 +32,7 @@
         "native/index/cache_tree.cc",
         "native/index/index_entries.cc",
         "native/index/index_lender.cc",
+        "native/index/index_file_writer.cc",
         "native/index/index_writer.cc",
         # native/plan/
         "native/plan/dirs.cc",

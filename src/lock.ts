@@ -10,6 +10,7 @@ import {
   writevSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
+import { getSystemErrorMap } from 'node:util';
 import { PcheckoutError, fromSystem, type ErrorCode } from './errors.js';
 import { adjustSharedPerm } from './perms.js';
 
@@ -116,6 +117,23 @@ export class LockFile {
     } catch (err) {
       throw fromSystem(err, 'write', this.lockPath);
     }
+  }
+
+  /**
+   * Writes the lock file through `write`, given its descriptor, which returns 0 or the errno
+   * of a write that failed (a native writer's), thrown as that error.
+   */
+  writeThrough(write: (fd: number) => number): void {
+    if (this.fd === undefined) throw new PcheckoutError('ERR_IO', `${this.lockPath} is not open`);
+    const errno = write(this.fd);
+    if (errno === 0) return;
+    const [code, text] = getSystemErrorMap().get(-errno) ?? ['EIO', 'i/o error'];
+    const err = Object.assign(new Error(`${code}: ${text}, write`), {
+      code,
+      errno: -errno,
+      syscall: 'write',
+    });
+    throw fromSystem(err, 'write', this.lockPath);
   }
 
   /** The lock file's modification time, in whole seconds. */

@@ -112,6 +112,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::ToDecide>("rowsToDecide", napi_enumerable),
                              InstanceMethod<&Addon::Dirs>("dirsOf", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
+                             InstanceMethod<&Addon::WriteIndexTo>("writeIndexFile", napi_enumerable),
                              InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
                                                                    napi_enumerable),
                              InstanceMethod<&Addon::TreeInvalidated>("invalidateCacheTree",
@@ -149,6 +150,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ToDecide(const Napi::CallbackInfo& info) { return binding::RowsToDecide(info); }
   Napi::Value Dirs(const Napi::CallbackInfo& info) { return binding::DirsOf(info); }
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return binding::SerializeIndex(info); }
+  Napi::Value WriteIndexTo(const Napi::CallbackInfo& info) { return binding::WriteIndexFile(info); }
   Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
     return binding::CacheTreeExtension(info);
   }

@@ -11,6 +11,7 @@
 #include "binding/util.h"
 #include "index/cache_tree.h"
 #include "index/index_entries.h"
+#include "index/index_file_writer.h"
 #include "index/index_writer.h"
 #include "worktree/stat.h"
 
@@ -124,29 +125,40 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
   return out;
 }
 
-Napi::Value SerializeIndex(const Napi::CallbackInfo& info) {
+namespace {
+// The arguments serializeIndex and writeIndexFile share, from `at` on: list, stats, extFlags,
+// version, extensions. The views into them live as long as the call.
+IndexWrite index_write_args(const Napi::CallbackInfo& info, size_t at) {
   Napi::Env env = info.Env();
-  if (info.Length() < 5) throw_arg(env, "serializeIndex(list, stats, extFlags, version, extensions)");
   IndexWrite in;
-  in.entries = path_list_arg(env, info[0], "list");
-  in.stats = typed_arg<Napi::Uint32Array>(env, info[1], "stats has the wrong type or is too short",
+  in.entries = path_list_arg(env, info[at], "list");
+  in.stats = typed_arg<Napi::Uint32Array>(env, info[at + 1],
+                                          "stats has the wrong type or is too short",
                                           at_least(in.entries.count * kStatWords))
                  .Data();
-  in.ext_flags = info[2].IsNull()
+  in.ext_flags = info[at + 2].IsNull()
                      ? nullptr
-                     : typed_arg<Napi::Uint16Array>(env, info[2],
+                     : typed_arg<Napi::Uint16Array>(env, info[at + 2],
                                                     "extFlags has the wrong type or is too short",
                                                     at_least(in.entries.count))
                            .Data();
-  in.version = static_cast<uint32_t>(integer_arg(env, info[3], 2, 4, "version"));
-  if (!info[4].IsArray()) throw_arg(env, "extensions must be an array of Buffers");
-  Napi::Array exts = info[4].As<Napi::Array>();
+  in.version = static_cast<uint32_t>(integer_arg(env, info[at + 3], 2, 4, "version"));
+  if (!info[at + 4].IsArray()) throw_arg(env, "extensions must be an array of Buffers");
+  Napi::Array exts = info[at + 4].As<Napi::Array>();
   for (uint32_t k = 0; k < exts.Length(); k++) {
     Napi::Value x = exts.Get(k);
     if (!x.IsBuffer()) throw_arg(env, "extensions must be an array of Buffers");
     auto b = x.As<Napi::Buffer<char>>();
     in.extensions.emplace_back(b.Data(), b.Length());
   }
+  return in;
+}
+}  // namespace
+
+Napi::Value SerializeIndex(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 5) throw_arg(env, "serializeIndex(list, stats, extFlags, version, extensions)");
+  IndexWrite in = index_write_args(info, 0);
   // A part of the file: entries [from, to) (see index_writer.h).
   const double count = static_cast<double>(in.entries.count);
   if (info.Length() > 5 && !info[5].IsUndefined())
@@ -155,6 +167,17 @@ Napi::Value SerializeIndex(const Napi::CallbackInfo& info) {
     in.to = static_cast<size_t>(integer_arg(env, info[6], 0, count, "to"));
   if (in.to != SIZE_MAX && in.to < in.from) throw_arg(env, "to must not be below from");
   return to_buffer(env, serialize_index(in));
+}
+
+// The whole file written to descriptor `fd` as it is serialized (index_file_writer.h):
+// 0, or the errno of the write that failed.
+Napi::Value WriteIndexFile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 6)
+    throw_arg(env, "writeIndexFile(fd, list, stats, extFlags, version, extensions)");
+  const int fd = static_cast<int>(integer_arg(env, info[0], 0, INT32_MAX, "fd"));
+  IndexWrite in = index_write_args(info, 1);
+  return Napi::Number::New(env, write_index_file(in, fd));
 }
 
 Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {

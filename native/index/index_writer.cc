@@ -38,16 +38,22 @@ void put_varint(std::string* out, size_t n) {
 }  // namespace
 
 std::string serialize_index(const IndexWrite& in) {
+  std::string out;
+  append_index(in, &out);
+  return out;
+}
+
+void append_index(const IndexWrite& in, std::string* buf) {
+  std::string& out = *buf;
   const PathList& e = in.entries;
   const size_t to = in.to < e.count ? in.to : e.count;
   const size_t from = in.from < to ? in.from : to;
   const bool first = from == 0, last = to == e.count;
-  std::string out;
   size_t ext_bytes = 0;
   if (last)
     for (std::string_view x : in.extensions) ext_bytes += x.size();
-  out.reserve(12 + (to - from) * (kEntryFixed + 10) + (e.starts[to] - e.starts[from]) +
-              ext_bytes + 20);
+  out.reserve(out.size() + 12 + (to - from) * (kEntryFixed + 10) +
+              (e.starts[to] - e.starts[from]) + ext_bytes + 20);
   if (first) {
     out.append("DIRC", 4);
     put32(&out, in.version);
@@ -88,10 +94,9 @@ std::string serialize_index(const IndexWrite& in) {
       out.append(8 - size % 8, '\0');
     }
   }
-  if (!last) return out;
+  if (!last) return;
   for (std::string_view x : in.extensions) out.append(x.data(), x.size());
   out.append(20, '\0');
-  return out;
 }
 
 }  // namespace pc

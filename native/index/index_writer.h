@@ -30,4 +30,7 @@ struct IndexWrite {
 // those of the part [from, to) (see IndexWrite).
 std::string serialize_index(const IndexWrite& in);
 
+// The same bytes appended to `out` (a buffer reused part after part keeps its room).
+void append_index(const IndexWrite& in, std::string* out);
+
 }  // namespace pc

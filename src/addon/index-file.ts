@@ -51,6 +51,19 @@ export interface IndexExports {
     to?: number,
   ): Buffer;
   /**
+   * The same file written whole to descriptor `fd` (at its offset) as it is serialized, a part
+   * of entries at a time, the checksum computed and written last: 0, or the errno of the write
+   * that failed (EIO where hashing failed).
+   */
+  writeIndexFile(
+    fd: number,
+    list: NativePathList,
+    stats: Uint32Array,
+    extFlags: Uint16Array | null,
+    version: 2 | 3 | 4,
+    extensions: Buffer[],
+  ): number;
+  /**
    * The TREE extension (signature, size, data) of a walk's directories, each valid but those
    * above the NUL-terminated paths of `differing`; a sparse index's directories (`sparse`) one
    * entry each, with nothing below them.

@@ -78,6 +78,32 @@ export function* indexParts(
 }
 
 /**
+ * The same file as buildIndex written whole to descriptor `fd` as it is made, natively: a
+ * part of entries at a time into one reused buffer, hashed and written, the checksum last.
+ * Nothing of it is ever whole in memory, nor copied into a Buffer: at a million entries
+ * (~120 MB) making it whole first, then writing it, cost a 1% switch ~0.9 s (page faults of
+ * the fresh memory, a write from a source far larger than the caches). Returns 0, or the errno
+ * of the write that failed.
+ */
+export function writeIndexFile(
+  fd: number,
+  entries: EntryList,
+  stats: Uint32Array,
+  options: BuildIndexOptions = {},
+): number {
+  const { version, extFlags } = checkedLayout(entries, options);
+  const { paths, starts, count, oids, modes } = entries;
+  return loadAddon().writeIndexFile(
+    fd,
+    { paths, starts, count, oids, modes },
+    stats,
+    extFlags,
+    version,
+    options.extensions ?? [],
+  );
+}
+
+/**
  * The version and extended flags an index is written with: version 2 by default, 3 at least
  * when an entry has extended flags (which must be known ones).
  */

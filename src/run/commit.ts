@@ -26,7 +26,14 @@ import {
   writeSharedIndex,
   type SplitFiles,
 } from '../index/split-write.js';
-import { STAT_WORDS, buildIndex, extensionBytes, indexParts, patchIndex } from '../index/write.js';
+import {
+  STAT_WORDS,
+  buildIndex,
+  extensionBytes,
+  patchIndex,
+  writeIndexFile,
+  type BuildIndexOptions,
+} from '../index/write.js';
 import { killPoint } from '../kill-point.js';
 import type { EntryList } from '../plan/entries.js';
 import type { Mode, Plan } from '../plan/plan.js';
@@ -148,6 +155,13 @@ function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
   return stats;
 }
 
+/** A new index file made as it is written (see composeIndex). */
+interface IndexStream {
+  readonly entries: EntryList;
+  readonly stats: Uint32Array;
+  readonly options: BuildIndexOptions;
+}
+
 function sameBytes(parts: readonly Buffer[], raw: Buffer): boolean {
   let length = 0;
   for (const p of parts) length += p.length;
@@ -163,9 +177,9 @@ function sameBytes(parts: readonly Buffer[], raw: Buffer): boolean {
 /**
  * The bytes of the index to write: patched in place (a restore keeping every entry), a split
  * index's file (and perhaps a new shared index), or a whole new file, sparse where the cone
- * says so. Where there was no index (a fresh checkout, whose index may hold a million entries),
- * the new file comes as parts made while they are written (`parts`, and `index` null): nothing
- * to compare it with, so it need never be whole in memory.
+ * says so. A whole new file that cannot be the old one (there was none, or the checkout
+ * changed an entry) is made as it is written (`stream`, and `index` null), never whole in
+ * memory; else it is made whole (`index`) to be compared with the old one.
  */
 function composeIndex(
   job: Job,
@@ -174,7 +188,12 @@ function composeIndex(
   plan: Planned['plan'],
   cone: Planned['cone'],
   stats: Uint32Array,
-): { index: Buffer[] | null; parts: Iterable<Buffer>; split: SplitFiles | null; inPlace: boolean } {
+): {
+  index: Buffer[] | null;
+  stream: IndexStream | null;
+  split: SplitFiles | null;
+  inPlace: boolean;
+} {
   const { mode, current } = opened;
   const sparse = sparseIndex(job, cone, opened, walked, plan, stats);
   // A restore keeps the entries as they are: the old file gets new stat data in place (a
@@ -208,16 +227,21 @@ function composeIndex(
   const split: SplitFiles | null = opened.split.split
     ? buildSplitIndex(plan.result, stats, options, readSplit, opened.split)
     : null;
-  if (current === null && split === null) {
-    const parts = indexParts(sparse?.entries ?? plan.result, sparse?.stats ?? stats, options);
-    return { index: null, parts, split, inPlace };
+  const { created, updated, deleted } = plan.counts;
+  if (split === null && !inPlace && (current === null || created + updated + deleted > 0)) {
+    const stream = {
+      entries: sparse?.entries ?? plan.result,
+      stats: sparse?.stats ?? stats,
+      options,
+    };
+    return { index: null, stream, split, inPlace };
   }
   const index = inPlace
     ? current.expandedFrom
       ? patchSparse(current, stats)
       : patchIndex(current.raw, current.offsets, current.stats, stats)
     : [split?.main ?? buildIndex(sparse?.entries ?? plan.result, sparse?.stats ?? stats, options)];
-  return { index, parts: index, split, inPlace };
+  return { index, stream: null, split, inPlace };
 }
 
 export async function commitIndex(
@@ -231,7 +255,7 @@ export async function commitIndex(
   const { current } = opened;
   const indexLock = opened.indexLock!;
   const stats = mergedStats(plan, outcome.stats);
-  const { index, parts, split, inPlace } = composeIndex(job, opened, walked, plan, cone, stats);
+  const { index, stream, split, inPlace } = composeIndex(job, opened, walked, plan, cone, stats);
   const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), [
     ...plan.files.map((f) => f.index),
     ...plan.symlinks,
@@ -252,7 +276,10 @@ export async function commitIndex(
     ? writeSharedIndex(gitDir, split.shared, job.repo.shared, durable)
     : null;
   if (index !== null) indexLock.writeAll(index);
-  else for (const part of parts) indexLock.write(part);
+  else {
+    const { entries, stats: words, options } = stream!;
+    indexLock.writeThrough((fd) => writeIndexFile(fd, entries, words, options));
+  }
   if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
     // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
     indexLock.touch();
