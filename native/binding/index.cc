@@ -41,18 +41,18 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
   size_t n = static_cast<size_t>(count);
   size_t fileEnd = static_cast<size_t>(end);
   // The arrays are JavaScript's from the start: the parser writes into them, nothing is copied.
-  auto oids = Napi::Buffer<uint8_t>::New(env, n * 20);
-  auto modes = Napi::Uint32Array::New(env, n);
-  auto stats = Napi::Uint32Array::New(env, n * pc::kStatWords);
-  auto stages = Napi::Uint8Array::New(env, n);
-  auto ext_flags = Napi::Uint16Array::New(env, n);
-  auto assume_valid = Napi::Uint8Array::New(env, n);
-  auto offsets = Napi::Uint32Array::New(env, n);
-  auto starts = Napi::Uint32Array::New(env, n + 1);
+  auto oids = new_bytes(env, n * 20);
+  auto modes = new_array<Napi::Uint32Array>(env, n);
+  auto stats = new_array<Napi::Uint32Array>(env, n * pc::kStatWords);
+  auto stages = new_array<Napi::Uint8Array>(env, n);
+  auto ext_flags = new_array<Napi::Uint16Array>(env, n);
+  auto assume_valid = new_array<Napi::Uint8Array>(env, n);
+  auto offsets = new_array<Napi::Uint32Array>(env, n);
+  auto starts = new_array<Napi::Uint32Array>(env, n + 1);
   size_t cap = pc::index_path_bound(fileEnd, static_cast<uint32_t>(n));
   if (version == 4) cap = std::max<size_t>(4096, 4 * cap);
   for (;;) {
-    auto paths = Napi::Buffer<uint8_t>::New(env, cap);
+    auto paths = new_bytes(env, cap);
     pc::IndexEntries entries;
     entries.oids = oids.Data();
     entries.modes = modes.Data();

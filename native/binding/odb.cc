@@ -21,7 +21,7 @@ Napi::Object dirs_to_js(Napi::Env env, const std::vector<pc::WalkDir>& dirs) {
   std::string paths;
   std::string oids;
   oids.reserve(20 * dirs.size());
-  auto ranges = Napi::Uint32Array::New(env, 3 * dirs.size());
+  auto ranges = new_array<Napi::Uint32Array>(env, 3 * dirs.size());
   for (size_t j = 0; j < dirs.size(); j++) {
     const pc::WalkDir& d = dirs[j];
     paths.append(d.path);
@@ -124,11 +124,11 @@ Napi::Value OdbWrap::WalkTree(const Napi::CallbackInfo& info) {
   out.Set("count", Napi::Number::New(env, static_cast<double>(tree.count)));
   out.Set("paths", copy_buffer(env, tree.paths.data(), tree.paths.size()));
   out.Set("oids", copy_buffer(env, tree.oids.data(), tree.oids.size()));
-  auto modes = Napi::Uint32Array::New(env, tree.count);
+  auto modes = new_array<Napi::Uint32Array>(env, tree.count);
   if (tree.count > 0) std::memcpy(modes.Data(), tree.modes.data(), tree.count * 4);
   out.Set("modes", modes);
   // Where each path starts, so that JS need not look for the NULs.
-  auto starts = Napi::Uint32Array::New(env, tree.count + 1);
+  auto starts = new_array<Napi::Uint32Array>(env, tree.count + 1);
   size_t at = 0;
   for (size_t i = 0; i < tree.count; i++) {
     starts[i] = static_cast<uint32_t>(at);
@@ -198,7 +198,7 @@ Napi::Value OdbWrap::Info(const Napi::CallbackInfo& info) {
         env, info[1], "info: order must be an Int32Array with one element per id", exactly(n));
     order = given.Data();
   }
-  auto out = Napi::Float64Array::New(env, n * 4);
+  auto out = new_array<Napi::Float64Array>(env, n * 4);
   pc::Odb& db = odb(env);
   try {
     std::vector<pc::Odb::InfoRow> rows(n);

@@ -39,17 +39,6 @@ PathList path_list_arg(Napi::Env env, const Napi::Value& v, const char* what) {
   return list;
 }
 
-namespace {
-
-template <typename Array, typename T>
-Array copy_out(Napi::Env env, const std::vector<T>& v) {
-  Array out = Array::New(env, v.size());
-  if (!v.empty()) std::memcpy(out.Data(), v.data(), v.size() * sizeof(T));
-  return out;
-}
-
-}  // namespace
-
 Napi::Value JoinRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 4) throw_arg(env, "joinRows(index, stages, head, target)");
@@ -94,10 +83,10 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info) {
   size_t bytes = 0;
   if (!gather_path_bytes(req, &bytes))
     throw_arg(env, "gatherEntries: an entry outside its list");
-  auto paths = Napi::Buffer<uint8_t>::New(env, bytes);
-  auto starts = Napi::Uint32Array::New(env, req.count + 1);
-  auto oids = Napi::Buffer<uint8_t>::New(env, 20 * req.count);
-  auto modes = Napi::Uint32Array::New(env, req.count);
+  auto paths = new_bytes(env, bytes);
+  auto starts = new_array<Napi::Uint32Array>(env, req.count + 1);
+  auto oids = new_bytes(env, 20 * req.count);
+  auto modes = new_array<Napi::Uint32Array>(env, req.count);
   gather_entries(req, paths.Data(), starts.Data(), oids.Data(), modes.Data());
   Napi::Object out = Napi::Object::New(env);
   out.Set("count", Napi::Number::New(env, static_cast<double>(req.count)));
@@ -135,7 +124,7 @@ Napi::Value GatherStats(const Napi::CallbackInfo& info) {
   req.old_count = old.ElementLength() / kStatWords;
   req.fresh = fresh.Data();
   req.fresh_count = fresh.ElementLength() / kStatWords;
-  auto out = Napi::Uint32Array::New(env, n * kStatWords);
+  auto out = new_array<Napi::Uint32Array>(env, n * kStatWords);
   if (!gather_stats(req, out.Data())) throw_arg(env, "gatherStats: an entry outside its array");
   return out;
 }

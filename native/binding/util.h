@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/common.h"
+#include "binding/arrays.h"
 
 namespace pc::binding {
 
@@ -95,10 +96,6 @@ inline const uint8_t* oid_arg(const Napi::Value& v, Napi::Env env) {
   if (!v.IsBuffer() || v.As<Napi::Buffer<uint8_t>>().Length() != 20)
     throw_arg(env, "expected a 20-byte object id");
   return v.As<Napi::Buffer<uint8_t>>().Data();
-}
-
-inline Napi::Buffer<uint8_t> copy_buffer(Napi::Env env, const void* data, size_t len) {
-  return Napi::Buffer<uint8_t>::Copy(env, static_cast<const uint8_t*>(data), len);
 }
 
 // Splits a Buffer of NUL-terminated paths into pointers into it.

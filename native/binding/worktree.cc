@@ -87,7 +87,7 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
     auto threads = static_cast<size_t>(integer_arg(env, info[1], 1, 1024, "threads"));
     std::vector<int32_t> errors;
     op(wt(env), paths, threads, &errors);
-    auto out = Napi::Int32Array::New(env, errors.size());
+    auto out = new_array<Napi::Int32Array>(env, errors.size());
     if (!errors.empty()) std::memcpy(out.Data(), errors.data(), errors.size() * sizeof(int32_t));
     return out;
   }
@@ -98,7 +98,7 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
     Napi::Env env = info.Env();
     std::vector<const char*> paths;
     split_paths(env, info[0], &paths);
-    auto out = Napi::Int32Array::New(env, paths.size());
+    auto out = new_array<Napi::Int32Array>(env, paths.size());
     for (size_t i = 0; i < paths.size(); i++) out[i] = wt(env).ensure_dir(paths[i], 0777);
     return out;
   }
@@ -146,7 +146,7 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
     if (!info[1].IsBuffer() || info[1].As<Napi::Buffer<uint8_t>>().Length() != 20 * paths.size())
       throw_arg(env, "sameBlobs needs 20 bytes of id per path");
     size_t threads = static_cast<size_t>(integer_arg(env, info[2], 1, 1024, "threads"));
-    auto same = Napi::Uint8Array::New(env, paths.size());
+    auto same = new_array<Napi::Uint8Array>(env, paths.size());
     same_blobs(wt(env), paths, info[1].As<Napi::Buffer<uint8_t>>().Data(), threads, same.Data());
     return same;
   }
@@ -169,7 +169,7 @@ class WorktreeWrap : public Napi::ObjectWrap<WorktreeWrap> {
     size_t bytes = 0;
     for (const DirEntry& e : entries) bytes += e.name.size() + 1;
     auto names = Napi::Buffer<char>::New(env, bytes);
-    auto dirs = Napi::Uint8Array::New(env, entries.size());
+    auto dirs = new_array<Napi::Uint8Array>(env, entries.size());
     size_t pos = 0;
     for (size_t i = 0; i < entries.size(); i++) {
       std::memcpy(names.Data() + pos, entries[i].name.c_str(), entries[i].name.size() + 1);
@@ -248,9 +248,9 @@ Napi::Value StatFiles(const Napi::CallbackInfo& info) {
   }
   // JavaScript's arrays from the start (zeroed by V8): the threads write into them directly.
   size_t n = req.paths.size();
-  auto stats = Napi::Uint32Array::New(env, n * pc::kStatWords);
-  auto status = Napi::Int32Array::New(env, n);
-  auto verdict = Napi::Uint8Array::New(env, n);
+  auto stats = new_array<Napi::Uint32Array>(env, n * pc::kStatWords);
+  auto status = new_array<Napi::Int32Array>(env, n);
+  auto verdict = new_array<Napi::Uint8Array>(env, n);
   pc::StatResult res;
   res.stats = stats.Data();
   res.status = status.Data();

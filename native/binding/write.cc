@@ -137,10 +137,10 @@ Napi::Object store_to_js(Napi::Env env, const pc::StoreCounts& c) {
 Napi::Object result_to_js(Napi::Env env, pc::WriteResult& res, const pc::WriteRequest& req) {
   Napi::Object out = Napi::Object::New(env);
   if (!req.store.empty()) out.Set("store", store_to_js(env, res.store));
-  auto stats = Napi::Uint32Array::New(env, res.stats.size());
+  auto stats = new_array<Napi::Uint32Array>(env, res.stats.size());
   if (!res.stats.empty())
     std::memcpy(stats.Data(), res.stats.data(), res.stats.size() * sizeof(uint32_t));
-  auto status = Napi::Int32Array::New(env, res.status.size());
+  auto status = new_array<Napi::Int32Array>(env, res.status.size());
   if (!res.status.empty())
     std::memcpy(status.Data(), res.status.data(), res.status.size() * sizeof(int32_t));
   Napi::Array errors = Napi::Array::New(env, res.errors.size());
@@ -405,7 +405,7 @@ Napi::Value FsyncPaths(const Napi::CallbackInfo& info) {
   } catch (const pc::Error& e) {
     throw_native(env, e);
   }
-  auto out = Napi::Int32Array::New(env, errors.size());
+  auto out = new_array<Napi::Int32Array>(env, errors.size());
   if (!errors.empty()) std::memcpy(out.Data(), errors.data(), errors.size() * sizeof(int32_t));
   return out;
 }
