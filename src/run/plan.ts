@@ -70,18 +70,18 @@ export function convertFiles(
   { missing, check }: { missing?: (oid: Buffer) => boolean; check?: () => void } = {},
 ): { conversions: Conversions | null; filtered: number } {
   const { mode, addon } = opened;
-  // On a network filesystem the worktree's .gitattributes are looked for all at once.
-  const exist = config.filesystem.network
-    ? (rels: string[]): boolean[] => {
-        const { status } = addon.statFiles({
-          root: job.worktree,
-          paths: pathList(rels),
-          threads: config.workers,
-          perThread: config.probePerThread,
-        });
-        return [...status].map((s) => s !== STAT_ABSENT);
-      }
-    : undefined;
+  // The worktree's .gitattributes are looked for all at once, natively, on the threads: one
+  // lstat at a time from JavaScript cost ~17 µs each on a local filesystem (a 1% switch of a
+  // million files looks in 35,000 directories: 0.6 s), a round trip each on a network one.
+  const exist = (rels: string[]): boolean[] => {
+    const { status } = addon.statFiles({
+      root: job.worktree,
+      paths: pathList(rels),
+      threads: config.workers,
+      ...(config.probePerThread > 0 ? { perThread: config.probePerThread } : {}),
+    });
+    return [...status].map((s) => s !== STAT_ABSENT);
+  };
   const conversions = planConversions({
     repo: job.repo,
     odb: opened.odb,
@@ -92,7 +92,7 @@ export function convertFiles(
     warn,
     ...(missing ? { missing } : {}),
     ...(check ? { check } : {}),
-    ...(exist ? { exist } : {}),
+    exist,
   });
   // git's threshold counts the entries its parallel queue takes: filtered ones are not.
   return { conversions, filtered: conversions ? countFiltered(conversions, plan) : 0 };
