@@ -175,7 +175,7 @@ Napi::Value OdbWrap::LendIndex(const Napi::CallbackInfo& info) {
     for (const char* key : {"paths", "modes", "oids"})
       lender_refs_.push_back(Napi::Persistent(list.Get(key).As<Napi::Object>()));
     // The whole index lendable: it holds exactly the tree its root names.
-    if (lender->lendable.count("") == 1)
+    if (lender->dirs[0].lendable)
       out.Set("root", copy_buffer(env, lender->dirs[0].oid.data(), 20));
     lender_ = std::move(lender);
   }

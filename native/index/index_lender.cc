@@ -58,7 +58,6 @@ size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* 
   memo->protect = protect;
   memo->owned = FlatTree();
   memo->dirs.clear();
-  memo->lendable.clear();
   const size_t n = index.count;
   if (n == 0 || dirs.empty() || !dirs[0].path.empty()) return 0;
   for (size_t j = 1; j < dirs.size(); j++) {
@@ -111,9 +110,8 @@ size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* 
   }
   size_t lent = 0;
   for (size_t j = 0; j < dirs.size(); j++) {
-    if (!ok[j]) continue;
-    memo->lendable.emplace(dirs[j].path, j);
-    lent++;
+    memo->dirs[j].lendable = ok[j];
+    if (ok[j]) lent++;
   }
   if (lent == 0) return 0;
   memo->paths = reinterpret_cast<const char*>(index.paths);

@@ -82,8 +82,13 @@ void keep_walk(FlatTree tree, std::vector<WalkDir> dirs, PathProtection protect,
   memo->modes = memo->owned.modes.data();
   memo->oids = memo->owned.oids.data();
   memo->dirs = std::move(dirs);
-  memo->lendable.clear();
-  for (size_t j = 0; j < memo->dirs.size(); j++) memo->lendable.emplace(memo->dirs[j].path, j);
+}
+
+size_t find_dir(const WalkMemo& memo, const std::string& path) {
+  auto at = std::lower_bound(memo.dirs.begin(), memo.dirs.end(), path,
+                             [](const WalkDir& d, const std::string& p) { return d.path < p; });
+  if (at == memo.dirs.end() || at->path != path) return SIZE_MAX;
+  return static_cast<size_t>(at - memo.dirs.begin());
 }
 
 namespace {
@@ -112,6 +117,7 @@ class TreeWalk {
 
   void run(const uint8_t* tree_oid) {
     dirs_->clear();
+    reserve_like_memos();
     stack_.push_back(open_tree(odb_, tree_oid, 0));
     walking_.insert(key(tree_oid));
     dirs_->push_back(WalkDir{"", key(tree_oid), 0, 0, 0, 0, 0});
@@ -143,6 +149,24 @@ class TreeWalk {
   }
 
  private:
+  // Room for about as many entries as the lists lent from hold (a switch's target is mostly
+  // its HEAD's tree): the flat list's arrays, tens of MB for a million files, grown by doubling,
+  // were copied and faulted in again at every step.
+  void reserve_like_memos() {
+    size_t paths = 0, entries = 0, dirs = 0;
+    for (const WalkMemo* m : memos_) {
+      if (m->dirs.empty()) continue;
+      paths = std::max(paths, m->dirs[0].path_end);
+      entries = std::max(entries, m->dirs[0].entry_end);
+      dirs = std::max(dirs, m->dirs.size());
+    }
+    if (entries == 0) return;
+    out_->paths.reserve(paths + paths / 32);
+    out_->oids.reserve(20 * (entries + entries / 32));
+    out_->modes.reserve(entries + entries / 32);
+    dirs_->reserve(dirs + dirs / 32);
+  }
+
   static std::string key(const uint8_t* oid) {
     return std::string(reinterpret_cast<const char*>(oid), 20);
   }
@@ -215,11 +239,11 @@ class TreeWalk {
   // The directory at path_ (with its final '/') with id `oid` in one of the memos.
   std::pair<const WalkMemo*, size_t> lender(const uint8_t* oid) const {
     for (const WalkMemo* m : memos_) {
-      auto at = m->lendable.find(path_);
-      if (at == m->lendable.end()) continue;
-      const WalkDir& d = m->dirs[at->second];
-      if (d.entry_end > d.entry_begin && std::memcmp(d.oid.data(), oid, 20) == 0)
-        return {m, at->second};
+      const size_t at = find_dir(*m, path_);
+      if (at == SIZE_MAX) continue;
+      const WalkDir& d = m->dirs[at];
+      if (d.lendable && d.entry_end > d.entry_begin && std::memcmp(d.oid.data(), oid, 20) == 0)
+        return {m, at};
     }
     return {nullptr, 0};
   }

@@ -26,6 +26,7 @@ struct WalkDir {
   size_t entry_begin = 0, entry_end = 0;  // its entries in the flat list, recursively
   size_t path_begin = 0, path_end = 0;    // their bytes in the flat list's paths
   uint32_t subtrees = 0;                  // directories directly in it
+  bool lendable = true;                   // in a memo: whether a walk may copy it
 };
 
 // A list whose directories a walk may copy instead of reading their trees: a previous walk
@@ -40,9 +41,14 @@ struct WalkMemo {
   const char* paths = nullptr;
   const uint32_t* modes = nullptr;
   const char* oids = nullptr;
-  std::vector<WalkDir> dirs;                          // pre-order
-  std::unordered_map<std::string, size_t> lendable;  // path -> position in dirs
+  // Pre-order, which is also the byte order of their paths (each with its final '/'): a
+  // directory is found by a binary search (a map of 100,000 paths cost more to build than the
+  // searches of a walk).
+  std::vector<WalkDir> dirs;
 };
+
+// The position in memo.dirs of the directory at `path` (with its final '/'), or SIZE_MAX.
+size_t find_dir(const WalkMemo& memo, const std::string& path);
 
 // Throws Error(CorruptObject) for malformed or unsorted entries and for a name listed twice in
 // one tree (adjacent or not), and Error(UnsafePath) for an empty name, a name with a '/', and

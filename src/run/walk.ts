@@ -32,20 +32,12 @@ const EMPTY = (): EntryList =>
     modes: new Uint32Array(0),
   });
 
-/** The tree HEAD points at now (empty when HEAD is unborn): the "old tree" of a switch. */
-function headTree(
-  refs: Refs,
-  odb: NativeOdb,
-  protect: PathProtection,
-  indexHolds: { tree: string | null; entries: EntryList },
-): EntryList {
+/** The id of the tree HEAD points at now (null when HEAD is unborn): a switch's "old tree". */
+function headTreeId(refs: Refs, odb: NativeOdb): string | null {
   const oid = refs.resolve('HEAD');
-  if (oid === undefined) return EMPTY();
+  if (oid === undefined) return null;
   const commit = readObject(odb, oid);
-  const tree = commit.type === 'commit' ? commitTree(commit.data, oid) : oid;
-  // The index holds exactly HEAD's tree (its whole cache-tree lent): its entries are that walk.
-  if (tree === indexHolds.tree) return indexHolds.entries;
-  return walkTree(odb, tree, protect);
+  return commit.type === 'commit' ? commitTree(commit.data, oid) : oid;
 }
 
 export function walkTrees(job: Job, opened: Opened): Walked {
@@ -59,9 +51,13 @@ export function walkTrees(job: Job, opened: Opened): Walked {
     current && target && (mode === 'switch' || mode === 'force')
       ? lendIndex(odb, current, protect)
       : null;
-  // A switch walks HEAD's tree next: kept, the target's walk lends it the subtrees they share.
+  // A switch's old tree: the index's entries where the index holds exactly HEAD's tree (its
+  // whole cache-tree lent), else walked after the target, whose walk is kept to lend it the
+  // subtrees they share.
+  const headId = mode === 'switch' && current !== null ? headTreeId(opened.refs, odb) : undefined;
+  const headIsIndex = headId !== undefined && headId !== null && headId === lent?.root;
   const targetWalk: TreeWalk | null = target
-    ? walk(odb, target.tree, protect, { keep: mode === 'switch' })
+    ? walk(odb, target.tree, protect, { keep: headId !== undefined && !headIsIndex })
     : null;
   let targetEntries = targetWalk?.entries ?? null;
   if (job.materialize && pathspec && targetEntries) {
@@ -69,8 +65,12 @@ export function walkTrees(job: Job, opened: Opened): Walked {
     pathspec.assertAllMatched();
   }
   const head =
-    mode === 'switch' && current !== null
-      ? headTree(opened.refs, odb, protect, { tree: lent?.root ?? null, entries: current.entries })
-      : null;
+    headId === undefined
+      ? null
+      : headId === null
+        ? EMPTY()
+        : headIsIndex
+          ? current!.entries
+          : walkTree(odb, headId, protect);
   return { protect, pathspec, targetWalk, targetEntries, head };
 }
