@@ -19,6 +19,7 @@ import type { NativeOdb } from '../addon.js';
 import { parseBool } from '../repo/config.js';
 import type { Repo } from '../repo/repo.js';
 import type { EntryList } from './entries.js';
+import { dirsOf } from './rows.js';
 import { compilePattern, matches, type Pattern } from './ignore.js';
 import {
   ATTR_MAX_FILE_SIZE,
@@ -357,14 +358,14 @@ export class Attributes {
   ): void {
     const { exist, worktree } = this.src;
     if (!exist || worktree === null) return;
-    const dirs = new Set<string>();
-    for (let k = 0; k < count; k++) {
-      const path = entries.name(select ? select[k]! : k);
-      for (let s = path.indexOf('/'); s > 0; s = path.indexOf('/', s + 1))
-        dirs.add(path.slice(0, s));
+    // Every directory of the selected entries, each once: found natively (a loop over 20,000
+    // paths here, slicing each at every '/', cost ~0.1 s of a 1% switch of a million files).
+    let mask: Uint8Array | null = null;
+    if (select) {
+      mask = new Uint8Array(entries.count);
+      for (let k = 0; k < count; k++) mask[select[k]!] = 1;
     }
-    for (const dir of [...this.dirFiles.keys()]) dirs.delete(dir);
-    const list = [...dirs];
+    const list = dirsOf(entries, mask).filter((dir) => !this.dirFiles.has(dir));
     const found = exist(list.map((dir) => `${dir}/.gitattributes`));
     list.forEach((dir, k) => {
       if (!found[k]) this.noWorktreeFile.add(dir);
