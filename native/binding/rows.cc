@@ -80,6 +80,8 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info) {
   req.idx = idx.Data();
   req.count = src.ElementLength();
   if (gather_is_whole(req)) return env.Null();
+  // The same entries as the target's (a switch that kept the rest): that list, not a copy.
+  if (gather_same_as(req, 1)) return Napi::Number::New(env, 1);
   size_t bytes = 0;
   if (!gather_path_bytes(req, &bytes))
     throw_arg(env, "gatherEntries: an entry outside its list");

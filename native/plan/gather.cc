@@ -28,6 +28,28 @@ bool gather_is_whole(const GatherRequest& req) {
   return run_end(req, 0) == req.count;
 }
 
+bool gather_same_as(const GatherRequest& req, int which) {
+  if (which < 0 || which > 1) return false;
+  const PathList* want = req.lists[which];
+  if (want == nullptr || want->count != req.count) return false;
+  for (size_t k = 0; k < req.count; k++) {
+    const int src = req.src[k];
+    const int64_t i = req.idx[k];
+    if (src == which && i == static_cast<int64_t>(k)) continue;
+    if (src > 1 || req.lists[src] == nullptr || i < 0 ||
+        i >= static_cast<int64_t>(req.lists[src]->count))
+      return false;
+    const PathList& from = *req.lists[src];
+    const size_t at = static_cast<size_t>(i);
+    const uint32_t len = from.starts[at + 1] - from.starts[at];
+    if (len != want->starts[k + 1] - want->starts[k] || from.modes[at] != want->modes[k] ||
+        std::memcmp(from.oids + 20 * at, want->oids + 20 * k, 20) != 0 ||
+        std::memcmp(from.paths + from.starts[at], want->paths + want->starts[k], len) != 0)
+      return false;
+  }
+  return true;
+}
+
 bool gather_path_bytes(const GatherRequest& req, size_t* bytes) {
   size_t total = 0;
   for (size_t k = 0; k < req.count;) {

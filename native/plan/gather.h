@@ -22,6 +22,13 @@ struct GatherRequest {
 // that list): count > 0, every src the same, idx[k] == k, count == that list's count.
 bool gather_is_whole(const GatherRequest& req);
 
+// Whether the result holds, entry for entry, what list `which` (0 or 1) holds: the same count,
+// and at each position the same path, mode and id, from whichever list it is taken. A switch
+// keeps most entries from the index where they are the target's too: the result is then the
+// target, and need not be copied (88 MB for a million files). False when an idx is outside its
+// list.
+bool gather_same_as(const GatherRequest& req, int which);
+
 // Bytes of the result's paths (NULs included); false when a src is not 0 or 1, or an idx is
 // outside its list.
 bool gather_path_bytes(const GatherRequest& req, size_t* bytes);

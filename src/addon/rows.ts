@@ -42,14 +42,16 @@ export interface RowsExports {
   ): NativeRows;
   /**
    * The planner's result: entry k is entry idx[k] of the index (src 0) or the target (src 1);
-   * null when that is one of the lists whole and in order.
+   * null when that is one of the lists whole and in order; 1 when it holds, entry for entry,
+   * what the target holds (kept entries of the index that are the target's: the target is the
+   * result, not a copy of it).
    */
   gatherEntries(
     index: NativePathList | null,
     target: NativePathList | null,
     src: Uint8Array,
     idx: Int32Array,
-  ): NativePathList | null;
+  ): NativePathList | null | 1;
   /**
    * The stat data of that result, STAT_WORDS a position: none for entries from the target or
    * written; the probe's fresh words (`fresh`, by slot) where freshSlot >= 0; else the old

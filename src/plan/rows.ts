@@ -52,6 +52,7 @@ export function gatherEntries(
   }
   const gathered = loadAddon().gatherEntries(nativeList(I), nativeList(M), src, idx);
   if (gathered === null) return src[0] === 0 ? I! : M!; // one of them, whole
+  if (gathered === 1) return M!; // the target's entries, some of them taken from the index
   return new EntryList(gathered);
 }
 
