@@ -204,8 +204,8 @@ export class Attributes {
     const none: AttrValue[] = this.outputNames.map(() => undefined);
     const sets: AttrValue[][] = [none];
     const count = select ? select.length : entries.count;
-    if (count > 0) this.lookAhead(entries, select, count);
-    if (count === 0 || this.isTrivial(entries, select)) return { sets, ids };
+    const worktreeFiles = count > 0 ? this.lookAhead(entries, select, count) : null;
+    if (count === 0 || this.isTrivial(entries, select, worktreeFiles)) return { sets, ids };
     // Each distinct set is found through a trie of small value numbers (one level per name),
     // so a path costs a few Map lookups on integers, not a string key.
     const out = this.outputIds;
@@ -263,21 +263,24 @@ export class Attributes {
    * Whether no path of the selection can get a tracked name: no rule sets one in the files read
    * so far nor in any in-tree file the selection's directories could read. Reads those files.
    */
-  private isTrivial(entries: EntryList, select?: ArrayLike<number>): boolean {
+  /**
+   * Whether no rule can apply to the selection. `worktreeFiles`: how many of its directories'
+   * .gitattributes the look-ahead found in the worktree (null: it did not look); with none,
+   * the rules can only come from the list's own files and those already read, so the frames of
+   * its directories need not be built one by one (~0.17 s for the 18,000 directories of a 1%
+   * switch of a million files).
+   */
+  private isTrivial(
+    entries: EntryList,
+    select: ArrayLike<number> | undefined,
+    worktreeFiles: number | null,
+  ): boolean {
     if (this.trivial === false) return false;
     if ([this.info, ...this.below].some((f) => f.rules.length > 0)) return (this.trivial = false);
-    if (this.src.worktree === null) {
-      // Only the list's own files can apply: read those.
-      for (const [dir, i] of this.blobs) {
-        if (dir === '') continue;
-        // A blob the repository lacks (a partial clone's) is read only where it applies, so
-        // that only those are fetched: not here, for a directory that may hold no file written.
-        if (this.src.missing && this.src.odb.info(Buffer.from(this.src.list!.oid(i)))[0] === -2)
-          return (this.trivial = false);
-        if (this.frameFile(dir).rules.length > 0) return (this.trivial = false);
-      }
-      return true;
+    if (worktreeFiles === 0 && [...this.dirFiles.values()].every((f) => f.rules.length === 0)) {
+      return this.listFilesTrivial();
     }
+    if (this.src.worktree === null) return this.listFilesTrivial();
     // The worktree may hold files for any directory of the selection.
     const count = select ? select.length : entries.count;
     let last = '';
@@ -288,6 +291,19 @@ export class Attributes {
       if (dir === last) continue;
       last = dir;
       if (this.frame(dir).rules.length > 0) return (this.trivial = false);
+    }
+    return true;
+  }
+
+  /** Whether the list's own .gitattributes (below the top's, read already) hold no rule. */
+  private listFilesTrivial(): boolean {
+    for (const [dir, i] of this.blobs) {
+      if (dir === '') continue;
+      // A blob the repository lacks (a partial clone's) is read only where it applies, so
+      // that only those are fetched: not here, for a directory that may hold no file written.
+      if (this.src.missing && this.src.odb.info(Buffer.from(this.src.list!.oid(i)))[0] === -2)
+        return (this.trivial = false);
+      if (this.frameFile(dir).rules.length > 0) return (this.trivial = false);
     }
     return true;
   }
@@ -350,14 +366,17 @@ export class Attributes {
   /** Directories known to have no .gitattributes in the worktree (the sources' `exist`). */
   private readonly noWorktreeFile = new Set<string>();
 
-  /** The worktree's .gitattributes of every directory a resolve will visit, looked for at once. */
+  /**
+   * The worktree's .gitattributes of every directory a resolve will visit, looked for at once:
+   * how many of those not read yet are there (null: not looked for).
+   */
   private lookAhead(
     entries: EntryList,
     select: ArrayLike<number> | undefined,
     count: number,
-  ): void {
+  ): number | null {
     const { exist, worktree } = this.src;
-    if (!exist || worktree === null) return;
+    if (!exist || worktree === null) return null;
     // Every directory of the selected entries, each once: found natively (a loop over 20,000
     // paths here, slicing each at every '/', cost ~0.1 s of a 1% switch of a million files).
     let mask: Uint8Array | null = null;
@@ -367,9 +386,12 @@ export class Attributes {
     }
     const list = dirsOf(entries, mask).filter((dir) => !this.dirFiles.has(dir));
     const found = exist(list.map((dir) => `${dir}/.gitattributes`));
+    let there = 0;
     list.forEach((dir, k) => {
-      if (!found[k]) this.noWorktreeFile.add(dir);
+      if (found[k]) there++;
+      else this.noWorktreeFile.add(dir);
     });
+    return there;
   }
 
   /** `dir`/.gitattributes (not the top's, read at construction), from where the direction says. */
