@@ -113,6 +113,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Dirs>("dirsOf", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndexTo>("writeIndexFile", napi_enumerable),
+                             InstanceMethod<&Addon::Unmap>("releaseMapped", napi_enumerable),
                              InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
                                                                    napi_enumerable),
                              InstanceMethod<&Addon::TreeInvalidated>("invalidateCacheTree",
@@ -151,6 +152,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value Dirs(const Napi::CallbackInfo& info) { return binding::DirsOf(info); }
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return binding::SerializeIndex(info); }
   Napi::Value WriteIndexTo(const Napi::CallbackInfo& info) { return binding::WriteIndexFile(info); }
+  Napi::Value Unmap(const Napi::CallbackInfo& info) { return binding::ReleaseMapped(info); }
   Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
     return binding::CacheTreeExtension(info);
   }

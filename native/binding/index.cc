@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/mapped_file.h"
@@ -24,6 +26,14 @@ Napi::Buffer<char> to_buffer(Napi::Env env, std::string bytes) {
   auto* held = new std::string(std::move(bytes));
   return Napi::Buffer<char>::New(env, held->data(), held->size(),
                                  [](Napi::Env, char*, std::string* s) { delete s; }, held);
+}
+
+// The files mapFile has mapped and not yet unmapped, by the address of their bytes: only
+// those are ever released (advice to drop an anonymous page would lose its bytes).
+std::mutex mapped_mutex;
+std::unordered_map<const uint8_t*, const pc::MappedFile*>& mapped_files() {
+  static auto* files = new std::unordered_map<const uint8_t*, const pc::MappedFile*>();
+  return *files;
 }
 
 }  // namespace
@@ -119,10 +129,35 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
   // PROT_READ: the Buffer must never be written to (a write would fault).
   uint8_t* data = const_cast<uint8_t*>(file->data());
   size_t size = file->size();
+  {
+    std::lock_guard<std::mutex> lock(mapped_mutex);
+    mapped_files()[file->data()] = file.get();
+  }
   out.Set("data", Napi::Buffer<uint8_t>::New(
-                      env, data, size, [](Napi::Env, uint8_t*, pc::MappedFile* f) { delete f; },
+                      env, data, size,
+                      [](Napi::Env, uint8_t*, pc::MappedFile* f) {
+                        {
+                          std::lock_guard<std::mutex> lock(mapped_mutex);
+                          mapped_files().erase(f->data());
+                        }
+                        delete f;
+                      },
                       file.release()));
   return out;
+}
+
+// Drops the pages of a file mapFile mapped from this process (its bytes stay readable: a later
+// read faults them back in from the page cache). True if `data` is such a mapping.
+Napi::Value ReleaseMapped(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsBuffer()) throw_arg(env, "releaseMapped(data: Buffer)");
+  auto data = info[0].As<Napi::Buffer<uint8_t>>();
+  std::lock_guard<std::mutex> lock(mapped_mutex);
+  auto at = mapped_files().find(data.Data());
+  if (at == mapped_files().end() || at->second->size() != data.Length())
+    return Napi::Boolean::New(env, false);
+  at->second->release();
+  return Napi::Boolean::New(env, true);
 }
 
 namespace {

@@ -19,6 +19,7 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info);
 // Buffer: the file with 20 zero bytes where its checksum goes, or the part of it with the
 // entries [from, to) (index/index_writer.h).
 Napi::Value SerializeIndex(const Napi::CallbackInfo& info);
+Napi::Value ReleaseMapped(const Napi::CallbackInfo& info);
 Napi::Value WriteIndexFile(const Napi::CallbackInfo& info);
 
 // cacheTreeExtension(dirs, differing: Buffer, sparse?: { paths, oids } | null) -> Buffer: the
