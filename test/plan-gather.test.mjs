@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { test } from 'node:test';
 import { EntryList } from '../dist/plan/entries.js';
-import { gatherEntries } from '../dist/plan/rows.js';
+import { STAT_WORDS } from '../dist/index/write.js';
+import { gatherEntries, mergeStats } from '../dist/plan/rows.js';
 
 function list(names, tag = '') {
   return new EntryList({
@@ -65,4 +66,20 @@ test('one list whole and in order is that list', () => {
   const M = list(['a', 'c']);
   assert.equal(gatherEntries(Uint8Array.from([0, 0]), Int32Array.from([0, 1]), I, M), I);
   assert.equal(gatherEntries(Uint8Array.from([1, 1]), Int32Array.from([0, 1]), I, M), M);
+});
+
+test('the stat data after the write: the kept words, the written ones where written', () => {
+  const W = STAT_WORDS;
+  for (const n of [0, 3, 60_000]) {
+    const kept = Uint32Array.from({ length: n * W }, (_, k) => k + 1);
+    const written = Uint32Array.from({ length: n * W }, (_, k) => 0x80000000 + k);
+    const write = Uint8Array.from({ length: n }, (_, k) => (k % 3 === 1 ? 1 : 0));
+    const merged = mergeStats(kept, written, write);
+    assert.equal(merged.length, n * W);
+    for (let k = 0; k < n; k++) {
+      const want = write[k] ? written : kept;
+      for (let w = 0; w < W; w++) assert.equal(merged[k * W + w], want[k * W + w]);
+    }
+    assert.equal(kept[0 * W], n > 0 ? 1 : undefined, 'the kept words are not changed');
+  }
 });

@@ -109,6 +109,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Rows>("joinRows", napi_enumerable),
                              InstanceMethod<&Addon::Gather>("gatherEntries", napi_enumerable),
                              InstanceMethod<&Addon::GatherStat>("gatherStats", napi_enumerable),
+                             InstanceMethod<&Addon::MergeStat>("mergeStats", napi_enumerable),
                              InstanceMethod<&Addon::ToDecide>("rowsToDecide", napi_enumerable),
                              InstanceMethod<&Addon::Dirs>("dirsOf", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
@@ -148,6 +149,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value Rows(const Napi::CallbackInfo& info) { return binding::JoinRows(info); }
   Napi::Value Gather(const Napi::CallbackInfo& info) { return binding::GatherEntries(info); }
   Napi::Value GatherStat(const Napi::CallbackInfo& info) { return binding::GatherStats(info); }
+  Napi::Value MergeStat(const Napi::CallbackInfo& info) { return binding::MergeStats(info); }
   Napi::Value ToDecide(const Napi::CallbackInfo& info) { return binding::RowsToDecide(info); }
   Napi::Value Dirs(const Napi::CallbackInfo& info) { return binding::DirsOf(info); }
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return binding::SerializeIndex(info); }

@@ -24,6 +24,7 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info);
 // gatherStats({ src, idx, write, freshSlot, smudge }, old: Uint32Array, fresh: Uint32Array)
 // -> Uint32Array (10 words per position; gather.h).
 Napi::Value GatherStats(const Napi::CallbackInfo& info);
+Napi::Value MergeStats(const Napi::CallbackInfo& info);
 
 // dirsOf(list, select: Uint8Array | null) -> Buffer of NUL-terminated directories (dirs.h).
 Napi::Value DirsOf(const Napi::CallbackInfo& info);

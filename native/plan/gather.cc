@@ -50,6 +50,16 @@ bool gather_same_as(const GatherRequest& req, int which) {
   return true;
 }
 
+void merge_stats(const uint32_t* kept, const uint32_t* written, const uint8_t* write, size_t count,
+                 uint32_t* out) {
+  if (count == 0) return;
+  std::memcpy(out, kept, count * kStatWords * sizeof(uint32_t));
+  for (size_t k = 0; k < count; k++) {
+    if (write[k] == 1)
+      std::memcpy(out + k * kStatWords, written + k * kStatWords, kStatWords * sizeof(uint32_t));
+  }
+}
+
 bool gather_path_bytes(const GatherRequest& req, size_t* bytes) {
   size_t total = 0;
   for (size_t k = 0; k < req.count;) {

@@ -29,6 +29,11 @@ bool gather_is_whole(const GatherRequest& req);
 // list.
 bool gather_same_as(const GatherRequest& req, int which);
 
+// The index's stat data after the write: `kept`'s words, with `written`'s where write[k] is 1
+// (both count * kStatWords words).
+void merge_stats(const uint32_t* kept, const uint32_t* written, const uint8_t* write, size_t count,
+                 uint32_t* out);
+
 // Bytes of the result's paths (NULs included); false when a src is not 0 or 1, or an idx is
 // outside its list.
 bool gather_path_bytes(const GatherRequest& req, size_t* bytes);

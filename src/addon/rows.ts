@@ -69,6 +69,11 @@ export interface RowsExports {
     fresh: Uint32Array,
   ): Uint32Array;
   /**
+   * The index's stat data after the write: `kept`'s words, with `written`'s at the positions
+   * where write[k] is 1 (both write.length * STAT_WORDS words).
+   */
+  mergeStats(kept: Uint32Array, written: Uint32Array, write: Uint8Array): Uint32Array;
+  /**
    * The directories of a list's entries (those with select[k] 1; null: all) and all their
    * ancestors, each once, parents first: NUL-terminated names.
    */

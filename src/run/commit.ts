@@ -40,6 +40,7 @@ import type { Mode, Plan } from '../plan/plan.js';
 import type { Cone } from '../plan/sparse.js';
 import type { TreeWalk } from '../plan/tree.js';
 import { indexIdentity } from '../plan/watch.js';
+import { mergeStats } from '../plan/rows.js';
 import type { Job } from './job.js';
 import type { CallConfig, Opened } from './open.js';
 import type { Planned } from './plan.js';
@@ -149,10 +150,7 @@ function sparseIndex(
 function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
   const { write } = plan;
   if (write.indexOf(0) < 0 && written.length === plan.stats.length) return written;
-  const stats = plan.stats.slice();
-  for (let k = write.indexOf(1); k >= 0; k = write.indexOf(1, k + 1))
-    stats.set(written.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), k * STAT_WORDS);
-  return stats;
+  return mergeStats(plan.stats, written, write);
 }
 
 /** A new index file made as it is written (see composeIndex). */
