@@ -32,14 +32,15 @@ export function buildIndex(
   return whole!;
 }
 
-/** Entries per part of an index written in parts (a few MB each). */
+/** Entries per part of indexParts (a few MB each). */
 export const INDEX_PART_ENTRIES = 1 << 16;
 
 /**
  * The same file as buildIndex, as parts made one at a time while they are consumed, the
- * checksum in the last: an index of a million entries (~120 MB) is never whole in memory,
- * which at that size is the peak of a fresh checkout. The entries and stats must not change
- * until the last part is taken.
+ * checksum in the last: the native serializer's parts ([from, to), as writeIndexFile makes
+ * them), here for buildIndex (one part) and for the tests of the partition. A checkout writes
+ * a new file through writeIndexFile, which never holds it whole. The entries and stats must
+ * not change until the last part is taken.
  */
 export function* indexParts(
   entries: EntryList,

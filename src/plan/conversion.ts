@@ -312,7 +312,7 @@ export interface ConversionInput {
   warn: (message: string) => void;
   /** Throws when the call is aborted (checked while the paths' attributes are resolved). */
   check?: () => void;
-  /** Which worktree paths exist, in one batch (AttributeSources.exist; a network filesystem). */
+  /** Which worktree paths exist, in one batch (AttributeSources.exist). */
   exist?: (rels: string[]) => boolean[];
   /** A `.gitattributes` blob the repository lacks (see AttributeSources.missing). */
   missing?: (oid: Buffer) => boolean;
