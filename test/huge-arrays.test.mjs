@@ -2,31 +2,20 @@
 // (native/binding/arrays.h), unmapped when collected: they must hold exactly what the smaller
 // ones, in V8's memory, hold.
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { readIndex } from '../dist/index/read.js';
 import { STAT_WORDS, buildIndex } from '../dist/index/write.js';
-import { EntryList } from '../dist/plan/entries.js';
 import { joinRows } from '../dist/plan/rows.js';
+import { entryList } from './helpers/lists.mjs';
 
 function list(n, tag) {
-  const names = Array.from({ length: n }, (_, i) => `dir${String(i).padStart(7, '0')}/file.txt`);
-  return new EntryList({
-    count: n,
-    paths: Buffer.from(names.map((p) => `${p}\0`).join('')),
-    oids: Buffer.concat(
-      names.map((p) =>
-        crypto
-          .createHash('sha1')
-          .update(tag + p)
-          .digest(),
-      ),
-    ),
-    modes: new Uint32Array(n).fill(0o100644),
-  });
+  return entryList(
+    Array.from({ length: n }, (_, i) => `dir${String(i).padStart(7, '0')}/file.txt`),
+    tag,
+  );
 }
 
 test('arrays above 2 MiB from the addon hold what the smaller ones hold', () => {

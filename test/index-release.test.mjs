@@ -10,19 +10,14 @@ import { test } from 'node:test';
 import { loadAddon } from '../dist/addon.js';
 import { readIndex } from '../dist/index/read.js';
 import { STAT_WORDS, buildIndex } from '../dist/index/write.js';
-import { EntryList } from '../dist/plan/entries.js';
+import { entryList } from './helpers/lists.mjs';
 
 test('a mapped index file is released and still reads the same; other Buffers are left alone', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pcheckout-release-'));
   try {
     const n = 50_000;
     const names = Array.from({ length: n }, (_, i) => `d${String(i).padStart(6, '0')}/f`);
-    const list = new EntryList({
-      count: n,
-      paths: Buffer.from(names.map((p) => `${p}\0`).join('')),
-      oids: Buffer.concat(names.map((p) => crypto.createHash('sha1').update(p).digest())),
-      modes: new Uint32Array(n).fill(0o100644),
-    });
+    const list = entryList(names);
     const stats = new Uint32Array(n * STAT_WORDS);
     for (let i = 0; i < n; i++) stats[i * STAT_WORDS + 6] = 0o100644;
     const file = path.join(dir, 'index');

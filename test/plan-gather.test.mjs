@@ -2,27 +2,10 @@
 // where it is one of them whole, or holds entry for entry what the target holds (a switch
 // keeps most entries from the index, the target's too) — that list itself, not a copy.
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import { test } from 'node:test';
-import { EntryList } from '../dist/plan/entries.js';
 import { STAT_WORDS } from '../dist/index/write.js';
 import { gatherEntries, mergeStats } from '../dist/plan/rows.js';
-
-function list(names, tag = '') {
-  return new EntryList({
-    count: names.length,
-    paths: Buffer.from(names.map((p) => `${p}\0`).join('')),
-    oids: Buffer.concat(
-      names.map((p) =>
-        crypto
-          .createHash('sha1')
-          .update(tag + p)
-          .digest(),
-      ),
-    ),
-    modes: new Uint32Array(names.length).fill(0o100644),
-  });
-}
+import { entryList as list } from './helpers/lists.mjs';
 
 const entry = (l, k) => [l.name(k), l.modes[k], l.oid(k).toString('hex')];
 const all = (l) => Array.from({ length: l.count }, (_, k) => entry(l, k));
