@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "worktree/beneath.h"
 #include "base/slices.h"
@@ -26,8 +28,10 @@ void fill_stat(const struct stat& st, uint32_t* w) {
 
 namespace {
 
-// Remembers the deepest directory known to be a chain of real directories, so paths sorted
-// in index order check each leading directory about once.
+// Remembers the deepest directory known to be a chain of real directories, with the lstat of
+// each of its components, so paths sorted in index order check each leading directory about
+// once, and a directory asked for itself (a switch looks at the directories of new paths, the
+// deepest first) is answered from what was seen on the way down.
 class LeadingDirs {
  public:
   explicit LeadingDirs(int rootfd) : rootfd_(rootfd) {}
@@ -49,6 +53,7 @@ class LeadingDirs {
     }
     if (keep == len) return true;  // the parent or a descendant of it is verified
     good_.resize(keep);
+    while (!levels_.empty() && levels_.back().end > keep) levels_.pop_back();
     for (size_t end = keep == 0 ? 0 : keep + 1; end <= len; end++) {
       if (end < len && rel[end] != '/') continue;
       std::string part(rel, end);
@@ -56,13 +61,44 @@ class LeadingDirs {
       if (fstatat(rootfd_, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
         return false;
       good_ = std::move(part);
+      levels_.push_back({end, st});
     }
     return true;
   }
 
+  // rel, just found a real directory by its own lstat (ok(rel) true), extends the verified
+  // chain when its parent ends it, as if ok() had seen it.
+  void adopt(const char* rel, const struct stat& st) {
+    const char* slash = std::strrchr(rel, '/');
+    size_t parent = slash == nullptr ? 0 : static_cast<size_t>(slash - rel);
+    if (parent != good_.size() || std::memcmp(good_.data(), rel, parent) != 0) return;
+    good_.assign(rel);
+    levels_.push_back({good_.size(), st});
+  }
+
+  // The lstat of rel when it is one of the verified directories (ok() has seen it on the way
+  // to a deeper path): copied into *st.
+  bool seen(const char* rel, struct stat* st) const {
+    size_t len = std::strlen(rel);
+    if (len == 0 || len > good_.size() || (len < good_.size() && good_[len] != '/') ||
+        std::memcmp(good_.data(), rel, len) != 0)
+      return false;
+    for (const Level& l : levels_) {
+      if (l.end != len) continue;
+      *st = l.st;
+      return true;
+    }
+    return false;
+  }
+
  private:
+  struct Level {
+    size_t end;  // the component's end in good_
+    struct stat st;
+  };
   int rootfd_;
   std::string good_;
+  std::vector<Level> levels_;  // good_'s components, outermost first
 };
 
 }  // namespace
@@ -94,9 +130,12 @@ Verdict judge(const Expect& e, size_t i, const struct stat& st) {
   return kHash;
 }
 
-void stat_range(int rootfd, const StatRequest& req, size_t from, size_t to, StatResult* result) {
+// Paths order[from..to) (or from..to themselves without an order).
+void stat_range(int rootfd, const StatRequest& req, const std::vector<uint32_t>& order,
+                size_t from, size_t to, StatResult* result) {
   LeadingDirs dirs(rootfd);
-  for (size_t i = from; i < to; i++) {
+  for (size_t k = from; k < to; k++) {
+    const size_t i = order.empty() ? k : order[k];
     const char* rel = req.paths[i];
     uint32_t* words = &result->stats[i * kStatWords];
     if (!dirs.ok(rel)) {
@@ -104,7 +143,8 @@ void stat_range(int rootfd, const StatRequest& req, size_t from, size_t to, Stat
       continue;
     }
     struct stat st;
-    if (fstatat(rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (dirs.seen(rel, &st) || fstatat(rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISDIR(st.st_mode)) dirs.adopt(rel, st);
       fill_stat(st, words);
       if (req.expect.compare != nullptr && req.expect.compare[i] == 1)
         result->verdict[i] = judge(req.expect, i, st);
@@ -127,8 +167,20 @@ void stat_files(const StatRequest& req, StatResult* result) {
   // preload-index uses) pay off from a few thousand paths. Each writes its own slice.
   size_t threads =
       std::min<size_t>(std::max<size_t>(req.threads, 1), n / std::max<size_t>(req.per_thread, 1) + 1);
-  run_in_slices(n, threads,
-                [&](size_t from, size_t to) { stat_range(root.get(), req, from, to, result); });
+  // Unsorted paths (a switch asks for the files that change, then the directories of new
+  // paths, deepest first) are taken in byte order: each slice then shares its leading
+  // directories with the paths next to it, and a directory asked for is one seen on the way.
+  std::vector<uint32_t> order;
+  for (size_t i = 1; i < n && order.empty(); i++) {
+    if (std::strcmp(req.paths[i - 1], req.paths[i]) <= 0) continue;
+    order.resize(n);
+    for (size_t k = 0; k < n; k++) order[k] = static_cast<uint32_t>(k);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return std::strcmp(req.paths[a], req.paths[b]) < 0; });
+  }
+  run_in_slices(n, threads, [&](size_t from, size_t to) {
+    stat_range(root.get(), req, order, from, to, result);
+  });
 }
 
 }  // namespace pc
