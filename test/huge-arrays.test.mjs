@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { readIndex } from '../dist/index/read.js';
-import { STAT_WORDS, buildIndex } from '../dist/index/write.js';
+import { STAT_WORDS, buildIndex, newStats } from '../dist/index/write.js';
 import { joinRows } from '../dist/plan/rows.js';
 import { entryList } from './helpers/lists.mjs';
 
@@ -51,4 +51,18 @@ test('arrays above 2 MiB from the addon hold what the smaller ones hold', () => 
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('newStats: zeroed stat records of the size asked for, below and above 2 MiB', () => {
+  for (const n of [0, 10, 80_000]) {
+    const stats = newStats(n);
+    assert.ok(stats instanceof Uint32Array);
+    assert.equal(stats.length, n * STAT_WORDS);
+    assert.ok(stats.every((w) => w === 0));
+    if (n > 0) {
+      stats[stats.length - 1] = 7;
+      assert.equal(stats[stats.length - 1], 7);
+    }
+  }
+  assert.throws(() => newStats(-1), /count/);
 });

@@ -145,6 +145,13 @@ Napi::Value MergeStats(const Napi::CallbackInfo& info) {
   return out;
 }
 
+Napi::Value NewStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1) throw_arg(env, "newStats(count)");
+  const double count = integer_arg(env, info[0], 0, 268435455.0, "count");
+  return new_array<Napi::Uint32Array>(env, static_cast<size_t>(count) * kStatWords);
+}
+
 Napi::Value RowsToDecide(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 3 || !info[0].IsObject()) throw_arg(env, "rowsToDecide(rows, stats, racySeconds)");

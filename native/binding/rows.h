@@ -24,7 +24,12 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info);
 // gatherStats({ src, idx, write, freshSlot, smudge }, old: Uint32Array, fresh: Uint32Array)
 // -> Uint32Array (10 words per position; gather.h).
 Napi::Value GatherStats(const Napi::CallbackInfo& info);
+// mergeStats(kept: Uint32Array, written: Uint32Array, write: Uint8Array) -> Uint32Array.
 Napi::Value MergeStats(const Napi::CallbackInfo& info);
+
+// newStats(count) -> a zeroed Uint32Array of count stat records (kStatWords words each), in
+// memory of huge pages when large (arrays.h).
+Napi::Value NewStats(const Napi::CallbackInfo& info);
 
 // dirsOf(list, select: Uint8Array | null) -> Buffer of NUL-terminated directories (dirs.h).
 Napi::Value DirsOf(const Napi::CallbackInfo& info);

@@ -73,6 +73,8 @@ export interface RowsExports {
    * where write[k] is 1 (both write.length * STAT_WORDS words).
    */
   mergeStats(kept: Uint32Array, written: Uint32Array, write: Uint8Array): Uint32Array;
+  /** `count` zeroed stat records (STAT_WORDS words each), in memory of huge pages when large. */
+  newStats(count: number): Uint32Array;
   /**
    * The directories of a list's entries (those with select[k] 1; null: all) and all their
    * ancestors, each once, parents first: NUL-terminated names.

@@ -5,6 +5,15 @@ import type { EntryList } from '../plan/entries.js';
 
 export { STAT_WORDS };
 
+/**
+ * Zeroed stat data for `count` entries, filled where a phase writes: memory of huge pages from
+ * the addon. The writers' stat data of a 1% switch of a million files, scattered over 40 MB of
+ * fresh 4 KiB pages, cost ~0.2 s in page faults.
+ */
+export function newStats(count: number): Uint32Array {
+  return loadAddon().newStats(count);
+}
+
 const KNOWN_EXT_FLAGS = 0x6000; // SKIP_WORKTREE | INTENT_TO_ADD (see read.ts)
 
 export interface BuildIndexOptions {

@@ -14,7 +14,7 @@ import {
   type NativeWriteResult,
 } from '../addon.js';
 import { PcheckoutError, fromNative } from '../errors.js';
-import { STAT_WORDS } from '../index/write.js';
+import { STAT_WORDS, newStats } from '../index/write.js';
 import type { FilterDriver } from '../plan/drivers.js';
 import type { EntryList } from '../plan/entries.js';
 import type { FileTask } from '../plan/locate.js';
@@ -69,7 +69,7 @@ export class FilterStep {
     private readonly settings: FilterStepSettings,
   ) {
     this.outcome = {
-      stats: new Uint32Array(entries.count * STAT_WORDS),
+      stats: newStats(entries.count),
       bytes: 0,
       collided: [],
       warnings: [],

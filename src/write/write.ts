@@ -9,7 +9,7 @@ import {
 } from '../addon.js';
 import { callbackFailure, fromNative } from '../errors.js';
 import { killPoint } from '../kill-point.js';
-import { STAT_WORDS } from '../index/write.js';
+import { STAT_WORDS, newStats } from '../index/write.js';
 import { checkoutIsNoop, type Conversions } from '../plan/conversion.js';
 import type { EntryList } from '../plan/entries.js';
 import type { FileTask } from '../plan/locate.js';
@@ -171,7 +171,7 @@ export async function writeFiles(
   settings: WriteSettings,
 ): Promise<WriteOutcome> {
   const outcome: WriteOutcome = {
-    stats: new Uint32Array(entries.count * STAT_WORDS),
+    stats: newStats(entries.count),
     bytes: 0,
     poolWorkers: 0,
     collided: [],
