@@ -78,6 +78,22 @@ describe('racy-git wait', () => {
     assert.equal(gitOut(dir, 'status', '--porcelain'), '');
   });
 
+  test("'always' on a forced restore: the index made before the wait is stamped after it", async () => {
+    const dir = freshClone(repo);
+    await checkout(dir, { racyWait: false });
+    const names = ['f/0/file-0.txt', 'f/0/file-1.txt', 'f/1/file-25.txt'];
+    for (const name of names) fs.rmSync(path.join(dir, name));
+    const s = await checkout(dir, { force: true, racyWait: 'always' });
+    assert.equal(s.created + s.updated, names.length);
+    const indexSec = Math.floor(fs.statSync(path.join(dir, '.git', 'index')).mtimeMs / 1000);
+    for (const name of names) {
+      const sec = Math.floor(fs.lstatSync(path.join(dir, name)).mtimeMs / 1000);
+      assert.ok(sec < indexSec, `${name} (${sec}) is racy against the index (${indexSec})`);
+    }
+    if (s.racy.entries > 0) assert.ok(s.timings.racyWait > 0);
+    assert.equal(gitOut(dir, 'status', '--porcelain'), '');
+  });
+
   test("false / 'never' and the default 'auto' on a small checkout do not wait", async () => {
     for (const racyWait of [false, 'never', undefined]) {
       const dir = freshClone(repo);

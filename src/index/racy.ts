@@ -29,9 +29,10 @@ const REHASH_MS_PER_BYTE = 2 / (1024 * 1024);
 const MAX_RACY_WAIT_MS = 2000; // a file stamped far in the future (clock skew) is not waited for
 const MARGIN_MS = 5; // file times come from a coarse clock
 
-export function newestMtime(stats: Uint32Array): number {
+/** The newest mtime (seconds) among the entries at `positions` of `stats`. */
+export function newestWritten(stats: Uint32Array, positions: readonly number[]): number {
   let newest = 0;
-  for (let i = 2; i < stats.length; i += STAT_WORDS) if (stats[i]! > newest) newest = stats[i]!;
+  for (const k of positions) newest = Math.max(newest, stats[k * STAT_WORDS + 2]!);
   return newest;
 }
 
@@ -77,9 +78,9 @@ export function decideRacyWait(
   };
 }
 
-/** Sleeps until the wall clock is past the second of the newest mtime; returns the ms waited. */
-export async function leaveRacySecond(stats: Uint32Array): Promise<number> {
-  const until = (newestMtime(stats) + 1) * 1000 + MARGIN_MS;
+/** Sleeps until the wall clock is past the second `newest` (an mtime); returns the ms waited. */
+export async function leaveRacySecond(newest: number): Promise<number> {
+  const until = (newest + 1) * 1000 + MARGIN_MS;
   const started = Date.now();
   if (until - started <= 0 || until - started > MAX_RACY_WAIT_MS) return 0;
   // A timer may fire a millisecond early (libuv counts whole milliseconds): sleep again until

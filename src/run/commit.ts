@@ -10,7 +10,12 @@ import {
   invalidatedCacheTree,
 } from '../index/cache-tree.js';
 import type { IndexFile } from '../index/read.js';
-import { decideRacyWait, leaveRacySecond, newestMtime, type RacyDecision } from '../index/racy.js';
+import {
+  decideRacyWait,
+  leaveRacySecond,
+  newestWritten,
+  type RacyDecision,
+} from '../index/racy.js';
 import { indexVersion } from '../index/version.js';
 import {
   SPARSE_DIR_MODE,
@@ -254,11 +259,8 @@ export async function commitIndex(
   const indexLock = opened.indexLock!;
   const stats = mergedStats(plan, outcome.stats);
   const { index, stream, split, inPlace } = composeIndex(job, opened, walked, plan, cone, stats);
-  const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), [
-    ...plan.files.map((f) => f.index),
-    ...plan.symlinks,
-    ...plan.gitlinks,
-  ]);
+  const written = [...plan.files.map((f) => f.index), ...plan.symlinks, ...plan.gitlinks];
+  const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), written);
   // Nothing changed (a no-op refresh, a restore with nothing to do): the index on disk already
   // says all of it, byte for byte; the lock is let go instead of a rewrite, as git leaves an
   // index it did not change.
@@ -267,7 +269,11 @@ export async function commitIndex(
     opened.watch?.record(indexIdentity(job.indexPath), plan.result, plan.verified, inPlace);
     return { racy, waited: 0 };
   }
-  const waited = racy.waited ? await leaveRacySecond(outcome.stats) : 0;
+  // The racy second is waited out while the index is made and written, not before: the index
+  // file's time is what git compares, and the lock is stamped afresh after the wait. A split
+  // index's shared file is written first and is itself compared, so it waits first.
+  const newest = racy.waited ? newestWritten(outcome.stats, written) : 0;
+  let waited = racy.waited && split?.shared ? await leaveRacySecond(newest) : 0;
   const gitDir = dirname(job.indexPath);
   const durable = config.fsync !== 'none';
   const sharedPath = split?.shared
@@ -278,8 +284,10 @@ export async function commitIndex(
     const { entries, stats: words, options } = stream!;
     indexLock.writeThrough((fd) => writeIndexFile(fd, entries, words, options));
   }
-  if (racy.waited && indexLock.mtimeSeconds() <= newestMtime(outcome.stats)) {
-    // The filesystem's clock is coarser than ours; stamp the index with the time it is now.
+  if (racy.waited && !split?.shared) waited = await leaveRacySecond(newest);
+  if (racy.waited && indexLock.mtimeSeconds() <= newest) {
+    // Written within the racy second (or the filesystem's clock is coarser than ours): stamp
+    // the index with the time it is now, past that second.
     indexLock.touch();
   }
   killPoint();
