@@ -228,17 +228,31 @@ Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {
   auto ranges = typed_arg<Napi::Uint32Array>(env, d.Get("ranges"),
                                              "dirs.ranges has the wrong type or is too short",
                                              at_least(3 * paths.size()));
+  std::vector<int32_t> entries(paths.size());
+  for (size_t j = 0; j < paths.size(); j++) {
+    uint32_t begin = ranges[3 * j], end = ranges[3 * j + 1];
+    if (end < begin || end - begin > INT32_MAX) throw_arg(env, "dirs.ranges out of order");
+    entries[j] = static_cast<int32_t>(end - begin);
+  }
+  auto differing = info[1].As<Napi::Buffer<char>>();
+  const bool sparse_given = info.Length() > 2 && !info[2].IsNull() && !info[2].IsUndefined();
+  if (!sparse_given) {
+    // A walk's directories as they are: no node per directory (a million-file tree has
+    // 200,000 of them, and building them was most of this call).
+    std::string out;
+    if (!write_walk_cache_tree(paths, oids.As<Napi::Buffer<uint8_t>>().Data(), entries,
+                               differing.Data(), differing.Length(), &out))
+      throw_arg(env, "dirs must be a walk's directories: pre-order, byte order, from the root");
+    return to_buffer(env, out);
+  }
   std::vector<CacheTreeDir> dirs(paths.size());
   for (size_t j = 0; j < paths.size(); j++) {
     dirs[j].path = paths[j];
-    uint32_t begin = ranges[3 * j], end = ranges[3 * j + 1];
-    if (end < begin || end - begin > INT32_MAX) throw_arg(env, "dirs.ranges out of order");
-    dirs[j].entries = static_cast<int32_t>(end - begin);
+    dirs[j].entries = entries[j];
     dirs[j].oid.assign(oids.As<Napi::Buffer<char>>().Data() + 20 * j, 20);
   }
-  auto differing = info[1].As<Napi::Buffer<char>>();
   invalidate_above(&dirs, differing.Data(), differing.Length());
-  if (info.Length() > 2 && !info[2].IsNull() && !info[2].IsUndefined()) {
+  {
     if (!info[2].IsObject()) throw_arg(env, "sparse must be { paths, oids } or null");
     Napi::Object o = info[2].As<Napi::Object>();
     std::vector<const char*> sparse_paths;

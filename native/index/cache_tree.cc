@@ -134,6 +134,128 @@ std::string write_cache_tree(const std::vector<CacheTreeDir>& dirs) {
   return out;
 }
 
+namespace {
+
+void append_number(std::string* out, long v) {
+  char digits[24];
+  size_t n = 0;
+  bool negative = v < 0;
+  unsigned long u = negative ? static_cast<unsigned long>(-(v + 1)) + 1 : static_cast<unsigned long>(v);
+  do {
+    digits[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (negative) out->push_back('-');
+  while (n > 0) out->push_back(digits[--n]);
+}
+
+// memcmp order of two byte strings, a shorter one first on a tie.
+int compare_bytes(const char* a, size_t la, const char* b, size_t lb) {
+  int c = std::memcmp(a, b, std::min(la, lb));
+  if (c != 0) return c;
+  return la < lb ? -1 : (la > lb ? 1 : 0);
+}
+
+}  // namespace
+
+bool write_walk_cache_tree(const std::vector<const char*>& paths, const uint8_t* oids,
+                           const std::vector<int32_t>& entries, const char* differing,
+                           size_t differing_len, std::string* out) {
+  const size_t n = paths.size();
+  out->assign("TREE");
+  out->append(4, '\0');  // the size, once known
+  if (n == 0) return true;
+  if (entries.size() != n || n > UINT32_MAX) return false;
+  std::vector<uint32_t> len(n);
+  for (size_t j = 0; j < n; j++) len[j] = static_cast<uint32_t>(std::strlen(paths[j]));
+  if (len[0] != 0) return false;
+  // Each directory's parent (n for the root), checked: byte order, each one under the one
+  // before it or under one of that one's ancestors, its name one component.
+  std::vector<uint32_t> parent(n, static_cast<uint32_t>(n));
+  std::vector<uint32_t> open{0};
+  for (size_t j = 1; j < n; j++) {
+    if (compare_bytes(paths[j - 1], len[j - 1], paths[j], len[j]) >= 0) return false;
+    while (!open.empty() && (len[j] <= len[open.back()] ||
+                             std::memcmp(paths[j], paths[open.back()], len[open.back()]) != 0))
+      open.pop_back();
+    if (open.empty()) return false;
+    const uint32_t p = open.back();
+    const char* name = paths[j] + len[p];
+    const size_t name_len = len[j] - len[p];
+    if (name_len < 2 || name[name_len - 1] != '/' || std::memchr(name, '/', name_len - 1) != nullptr)
+      return false;
+    parent[j] = p;
+    open.push_back(static_cast<uint32_t>(j));
+  }
+  // Valid unless above a differing path: each of its directories, the deepest first, up to
+  // one already marked (everything above that one is too).
+  std::vector<uint8_t> valid(n);
+  for (size_t j = 0; j < n; j++) valid[j] = entries[j] >= 0 ? 1 : 0;
+  std::vector<uint8_t> marked(n, 0);
+  auto find = [&](const char* key, size_t key_len) -> size_t {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (compare_bytes(paths[mid], len[mid], key, key_len) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < n && len[lo] == key_len && std::memcmp(paths[lo], key, key_len) == 0 ? lo : n;
+  };
+  for (size_t start = 0; start < differing_len;) {
+    const char* p = differing + start;
+    const size_t plen = strnlen(p, differing_len - start);
+    start += plen + 1;
+    for (size_t cut = plen; cut > 0;) {
+      cut--;
+      while (cut > 0 && p[cut] != '/') cut--;
+      const size_t dir_len = p[cut] == '/' ? cut + 1 : 0;
+      const size_t j = find(p, dir_len);
+      if (j == n) continue;
+      if (marked[j]) break;
+      marked[j] = 1;
+      valid[j] = 0;
+    }
+  }
+  // Children in git's order (the same parent: shorter names first, then bytes), as spans of
+  // one array.
+  std::vector<uint32_t> first(n + 1, 0);
+  for (size_t j = 1; j < n; j++) first[parent[j] + 1]++;
+  for (size_t j = 0; j < n; j++) first[j + 1] += first[j];
+  std::vector<uint32_t> kids(n > 0 ? n - 1 : 0);
+  {
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (size_t j = 1; j < n; j++) kids[fill[parent[j]]++] = static_cast<uint32_t>(j);
+  }
+  for (size_t j = 0; j < n; j++) {
+    if (first[j + 1] - first[j] < 2) continue;
+    std::sort(kids.begin() + first[j], kids.begin() + first[j + 1], [&](uint32_t a, uint32_t b) {
+      if (len[a] != len[b]) return len[a] < len[b];
+      return std::memcmp(paths[a], paths[b], len[a]) < 0;
+    });
+  }
+  size_t bytes = 0;
+  for (size_t j = 0; j < n; j++) bytes += len[j] + 24 + (valid[j] ? 20 : 0);
+  out->reserve(8 + bytes);
+  std::vector<uint32_t> stack{0};
+  while (!stack.empty()) {
+    const uint32_t j = stack.back();
+    stack.pop_back();
+    if (j != 0) out->append(paths[j] + len[parent[j]], len[j] - len[parent[j]] - 1);
+    out->push_back('\0');
+    append_number(out, valid[j] ? entries[j] : -1);
+    out->push_back(' ');
+    append_number(out, static_cast<long>(first[j + 1] - first[j]));
+    out->push_back('\n');
+    if (valid[j]) out->append(reinterpret_cast<const char*>(oids + 20 * static_cast<size_t>(j)), 20);
+    for (uint32_t k = first[j + 1]; k-- > first[j];) stack.push_back(kids[k]);
+  }
+  const size_t data = out->size() - 8;
+  if (data > UINT32_MAX) return false;
+  for (int b = 0; b < 4; b++)
+    (*out)[4 + b] = static_cast<char>((static_cast<uint32_t>(data) >> (24 - 8 * b)) & 0xff);
+  return true;
+}
+
 void invalidate_above(std::vector<CacheTreeDir>* dirs, const char* paths, size_t len) {
   std::unordered_map<std::string, size_t> at;
   for (size_t j = 0; j < dirs->size(); j++) at.emplace((*dirs)[j].path, j);

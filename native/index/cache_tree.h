@@ -28,6 +28,15 @@ bool parse_cache_tree(const uint8_t* data, size_t size, std::vector<CacheTreeDir
 // each directory's subdirectories in git's order (shorter names first, then bytes).
 std::string write_cache_tree(const std::vector<CacheTreeDir>& dirs);
 
+// The same extension for a tree walk's directories as they are (views of the caller's arrays,
+// no node per directory): `paths` in pre-order and byte order (each NUL-terminated, with its
+// final '/', "" for the root), 20 bytes of id each in `oids`, each one's entry count in
+// `entries`; every directory above one of `differing` (NUL-terminated paths, concatenated) is
+// written not valid, as invalidate_above marks it. False when `paths` is not such a list.
+bool write_walk_cache_tree(const std::vector<const char*>& paths, const uint8_t* oids,
+                           const std::vector<int32_t>& entries, const char* differing,
+                           size_t differing_len, std::string* out);
+
 // Marks not valid (entries = -1, no id) every directory above each of `paths` (NUL-terminated,
 // concatenated; "a/b/c" reaches "a/b/", "a/" and the root), as git does after an edit.
 void invalidate_above(std::vector<CacheTreeDir>* dirs, const char* paths, size_t len);
