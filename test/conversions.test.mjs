@@ -317,6 +317,27 @@ describe('conversions on switch, force and restore', () => {
     }
   });
 
+  test('stat-dirty files under a worktree-only .gitattributes are hashed through it, as git', async () => {
+    // sub/u16.txt, CRLF in the worktree by the top's eol=crlf, is no longer text by a
+    // .gitattributes only the worktree has: its bytes no longer hash to the blob, so the
+    // switch to side (which changes it) is refused; without that file it is clean and goes.
+    const touched = (dir) => touchAll(dir);
+    const notText = (dir) => {
+      touchAll(dir);
+      fs.writeFileSync(path.join(dir, 'sub', '.gitattributes'), '*.txt -text\n');
+    };
+    for (const op of [{ ref: 'side' }, { ref: 'side', workers: 2, threshold: 0 }]) {
+      await compareWithGit(repo, { at: 'crlf', mutate: touched, op, run: run(op) });
+      await compareWithGit(repo, {
+        at: 'crlf',
+        mutate: notText,
+        op,
+        run: run(op),
+        expect: 'ERR_WOULD_OVERWRITE',
+      });
+    }
+  });
+
   test('a real local change to a converted file is still refused', async () => {
     const op = { ref: 'changed' };
     await compareWithGit(repo, {

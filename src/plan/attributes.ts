@@ -65,6 +65,11 @@ export interface AttributeSources {
    * whatever the direction (git reads it once written, before the files after it).
    */
   rewritten?: ReadonlySet<string>;
+  /**
+   * Directories whose worktree .gitattributes this checkout deletes: not read, as git unlinks
+   * what a checkout removes before it writes a file.
+   */
+  removed?: ReadonlySet<string>;
   /** git's warnings (unreadable or too large files, bad lines), as git words them. */
   warn: (message: string) => void;
   env?: NodeJS.ProcessEnv;
@@ -140,6 +145,7 @@ export class Attributes {
   ) {
     this.names = new Names(names === 'all' ? null : new Set(names));
     this.blobs = src.list ? attributeFiles(src.list) : new Map();
+    for (const dir of src.removed ?? []) this.noWorktreeFile.add(dir);
     const env = src.env ?? process.env;
     // Macros can only be defined in these files: parse them all, learn every macro name, and
     // only then keep the settings of tracked names (a macro may expand to one).

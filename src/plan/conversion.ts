@@ -259,6 +259,8 @@ export type CleanFilter = (driver: string, path: string, content: Buffer) => Pro
 export class CheckinConversions {
   private attributes: Attributes | undefined;
   private rules: ConversionRules | undefined;
+  /** Conversions resolved ahead for a batch of entries (prepare). */
+  private readonly prepared = new Map<number, Conversion | null>();
 
   constructor(
     private readonly make: () => { attributes: Attributes; rules: ConversionRules },
@@ -268,8 +270,28 @@ export class CheckinConversions {
     private readonly cleanFilter: CleanFilter,
   ) {}
 
+  /**
+   * Resolves the conversions of index entries `entries` (in index order) at once: their
+   * directories' worktree .gitattributes looked for in one batch, not one lstat per directory
+   * as single lookups make them (a 1% switch of a million files, after a checkout whose files
+   * are racy, hashes ~10,000 files in ~10,000 directories: ~0.2 s of lstats from JavaScript).
+   */
+  prepare(entries: ArrayLike<number>): void {
+    if (entries.length === 0) return;
+    if (this.attributes === undefined)
+      ({ attributes: this.attributes, rules: this.rules } = this.make());
+    const { profiles, ids } = this.rules!.plan(this.attributes, this.index, entries);
+    for (let k = 0; k < entries.length; k++) {
+      const i = entries[k]!;
+      const c = profiles[ids[i]!]!;
+      this.prepared.set(i, checkinIsNoop(c) ? null : c);
+    }
+  }
+
   /** Index entry i's conversion, or null when git hashes the file's bytes as they are. */
   conversionOf(i: number): Conversion | null {
+    const ready = this.prepared.get(i);
+    if (ready !== undefined) return ready;
     if (this.attributes === undefined)
       ({ attributes: this.attributes, rules: this.rules } = this.make());
     const c = this.rules!.conversion(
@@ -316,6 +338,8 @@ export interface ConversionInput {
   exist?: (rels: string[]) => boolean[];
   /** A `.gitattributes` blob the repository lacks (see AttributeSources.missing). */
   missing?: (oid: Buffer) => boolean;
+  /** The worktree's .gitattributes files the checkout deletes (AttributeSources.removed). */
+  removed?: ReadonlySet<string>;
 }
 
 /**
@@ -325,7 +349,7 @@ export interface ConversionInput {
  */
 export function planConversions(input: ConversionInput): Conversions | null {
   if (input.files.length === 0) return null;
-  const { repo, odb, result, worktree, direction, warn, check, missing, exist } = input;
+  const { repo, odb, result, worktree, direction, warn, check, missing, exist, removed } = input;
   // The .gitattributes files this checkout writes: a check-in (restore) reads them as written.
   const rewritten = new Set<string>();
   if (direction === 'checkin') {
@@ -340,6 +364,7 @@ export function planConversions(input: ConversionInput): Conversions | null {
     worktree,
     direction,
     rewritten,
+    ...(removed ? { removed } : {}),
     warn,
     ...(check ? { check } : {}),
     ...(exist ? { exist } : {}),
@@ -359,6 +384,7 @@ export function checkinConversions(
   hasCrlf: (data: Buffer) => boolean,
   cleanFilter: CleanFilter,
   fetchNow?: (oid: Buffer) => boolean,
+  exist?: (rels: string[]) => boolean[],
 ): CheckinConversions {
   // The dirty check decides as it goes: an index blob or attribute file a partial clone lacks
   // is fetched then, one at a time (as git fetches it on demand), via `fetchNow`.
@@ -376,6 +402,7 @@ export function checkinConversions(
         direction: 'checkin',
         warn,
         ...(fetchNow ? { missing: fetchNow } : {}),
+        ...(exist ? { exist } : {}),
       }),
       rules: new ConversionRules(repo.config),
     }),

@@ -181,7 +181,18 @@ export async function probe(
     // conversion (attributes, a clean filter) are hashed here.
     const plain: number[] = [];
     // Taken: a clean filter awaited below lets another probe run meanwhile.
-    for (const i of hashCandidates.splice(0)) {
+    const candidates = hashCandidates.splice(0);
+    if (checkin && req.entries) {
+      const entries: number[] = [];
+      for (const i of candidates) {
+        const entry = req.entries[i]!;
+        if (entry >= 0 && kind(i) !== KIND_SYMLINK) entries.push(entry);
+      }
+      checkin.prepare(entries.sort((a, b) => a - b));
+    } else if (checkin) {
+      checkin.prepare(candidates.filter((i) => kind(i) !== KIND_SYMLINK));
+    }
+    for (const i of candidates) {
       const rel = req.paths.toString('latin1', starts[i]!, starts[i + 1]! - 1);
       const entry = req.entries ? req.entries[i]! : i;
       if (kind(i) === KIND_SYMLINK) {
