@@ -1,5 +1,6 @@
 #include "plan/path_rules.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace pc {
@@ -173,11 +174,15 @@ PathRule check_component(const char* p, bool symlink, PathProtection protect, bo
 
 }  // namespace
 
-PathRule verify_path(const char* path, size_t len, uint32_t mode, PathProtection protect) {
+namespace {
+
+// verify_path from `from`, the start of a component; what comes before it passed already.
+PathRule verify_path_from(const char* path, size_t len, size_t from, uint32_t mode,
+                          PathProtection protect) {
   if (len == 0) return PathRule::kEmpty;
-  if (std::memchr(path, '\0', len) != nullptr) return PathRule::kNul;
+  if (std::memchr(path + from, '\0', len - from) != nullptr) return PathRule::kNul;
   bool symlink = (mode & kModeTypeMask) == kModeSymlink;
-  const char* p = path;
+  const char* p = path + from;
   for (;;) {
     // p is at the start of a component. (git checks NTFS and HFS+ first; the order only
     // decides which rule is named.)
@@ -195,6 +200,43 @@ PathRule verify_path(const char* path, size_t len, uint32_t mode, PathProtection
     if (*p == '\0') return PathRule::kOk;
     p++;
   }
+}
+
+}  // namespace
+
+PathRule verify_path(const char* path, size_t len, uint32_t mode, PathProtection protect) {
+  return verify_path_from(path, len, 0, mode, protect);
+}
+
+size_t verify_paths(const char* paths, const uint32_t* starts, const uint32_t* modes,
+                    size_t count, PathProtection protect, PathRule* rule) {
+  const char* prev = nullptr;
+  size_t prev_len = 0;
+  bool prev_ok = false;
+  for (size_t i = 0; i < count; i++) {
+    const char* p = paths + starts[i];
+    const size_t len = starts[i + 1] - starts[i] - 1;
+    // The leading directories it shares with the path before: up to the last '/' of the
+    // common prefix (a '/' at the same place in both ends the same components).
+    size_t from = 0;
+    if (prev_ok && (modes[i] & kModeTypeMask) != kModeSymlink) {
+      const size_t n = std::min(len, prev_len);
+      size_t k = 0;
+      while (k < n && p[k] == prev[k]) {
+        if (p[k] == '/') from = k + 1;
+        k++;
+      }
+    }
+    PathRule r = verify_path_from(p, len, from, modes[i], protect);
+    if (r != PathRule::kOk) {
+      *rule = r;
+      return i;
+    }
+    prev = p;
+    prev_len = len;
+    prev_ok = true;
+  }
+  return count;
 }
 
 const char* path_rule_text(PathRule rule) {

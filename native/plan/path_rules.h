@@ -32,6 +32,15 @@ struct PathProtection {
 // `path` must be followed by a NUL at path[len] (the rules look ahead up to it).
 PathRule verify_path(const char* path, size_t len, uint32_t mode, PathProtection protect);
 
+// verify_path over a list: path i is the `starts[i+1] - starts[i] - 1` bytes at
+// paths + starts[i], each followed by a NUL (the caller has checked the layout). Returns the
+// first refused path's position and its rule in *rule, or count. A path sharing its leading
+// directories with the one before (a sorted index: all but the last component, mostly) has
+// only the rest checked: the rules judge a component by its own bytes, and those directories
+// passed just before (a symlink, held to more rules, is checked whole).
+size_t verify_paths(const char* paths, const uint32_t* starts, const uint32_t* modes,
+                    size_t count, PathProtection protect, PathRule* rule);
+
 // A short description of the rule, for error messages.
 const char* path_rule_text(PathRule rule);
 

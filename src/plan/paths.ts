@@ -57,7 +57,12 @@ export function verifyPath(
 /** Refuses a list (an index read from disk) holding a path git would refuse. */
 export function assertSafePaths(list: EntryList, protect: PathProtection, source: string): void {
   if (list.count === 0) return;
-  const bad = loadAddon().verifyPaths(list.paths, list.modes, protectionBits(protect));
+  const bad = loadAddon().verifyPaths(
+    list.paths,
+    list.modes,
+    protectionBits(protect),
+    list.starts.subarray(0, list.count + 1),
+  );
   if (bad === null) return;
   const path = list.display(bad.index);
   throw new PcheckoutError('ERR_UNSAFE_PATH', `unsafe path '${path}' in ${source}: ${bad.text}`, {
