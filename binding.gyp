@@ -17,6 +17,7 @@
         # native/base/
         "native/base/common.cc",
         "native/base/mapped_file.cc",
+        "native/base/huge_buffer.cc",
         "native/base/huge_pages.cc",
         "native/base/memory.cc",
         "native/base/thread_slice.cc",

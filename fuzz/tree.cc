@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/common.h"
@@ -21,18 +22,22 @@ constexpr size_t kMaxObjects = 8;
 void check_walk(const pc::FlatTree& flat, pc::PathProtection protect) {
   std::set<std::string> files;
   std::vector<std::string> paths;
+  const std::string_view all = flat.paths.view();
   size_t pos = 0;
+  FZ_CHECK(flat.starts.size() == flat.count + 1);
   for (size_t i = 0; i < flat.count; i++) {
-    size_t nul = flat.paths.find('\0', pos);
-    FZ_CHECK(nul != std::string::npos);
-    paths.push_back(flat.paths.substr(pos, nul - pos));
+    FZ_CHECK(flat.starts[i] == pos);
+    size_t nul = all.find('\0', pos);
+    FZ_CHECK(nul != std::string_view::npos);
+    paths.emplace_back(all.substr(pos, nul - pos));
     pos = nul + 1;
     const std::string& p = paths.back();
     FZ_CHECK(pc::verify_path(p.c_str(), p.size(), flat.modes[i], protect) == pc::PathRule::kOk);
     if (i > 0) FZ_CHECK(paths[i - 1] < p);
     files.insert(p);
   }
-  FZ_CHECK(pos == flat.paths.size() && flat.modes.size() == flat.count &&
+  FZ_CHECK(pos == flat.paths.size() && flat.starts[flat.count] == pos &&
+           flat.modes.size() == flat.count &&
            flat.oids.size() == 20 * flat.count);
   // No path is a leading directory of another: nothing sorts between p + "/" and its extensions.
   for (const std::string& p : paths) {

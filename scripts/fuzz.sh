@@ -28,7 +28,7 @@ fi
 
 # The parsers and what they stand on (not the binding, which needs Node's headers), by their
 # path under native/; each compiles to fuzz/out/obj/<file name>.o (the names are unique).
-natives=(base/common base/mapped_file odb/pack_index odb/pack odb/delta odb/inflate odb/base_cache
+natives=(base/common base/mapped_file base/huge_buffer base/huge_pages odb/pack_index odb/pack odb/delta odb/inflate odb/base_cache
   odb/decode_stats odb/loose odb/odb plan/tree plan/path_rules index/index_entries index/cache_tree
   index/index_lender)
 compile() {  # <source> <object> [flags...]
@@ -73,10 +73,10 @@ if [ ${#deflate[@]} -gt 0 ]; then
   link inflate_zlib "$root/fuzz/inflate.cc" inflate_zlib
   targets+=(inflate_zlib)
 fi
-link tree "$root/fuzz/tree.cc" "${odb[@]}" tree path_rules
+link tree "$root/fuzz/tree.cc" "${odb[@]}" tree path_rules huge_buffer huge_pages
 link index_entries "$root/fuzz/index_entries.cc" common index_entries
 link path_rules "$root/fuzz/path_rules.cc" path_rules
-link cache_tree "$root/fuzz/cache_tree.cc" common cache_tree index_lender
+link cache_tree "$root/fuzz/cache_tree.cc" common cache_tree index_lender huge_buffer huge_pages
 targets+=(tree index_entries path_rules cache_tree)
 if [ $# -gt 0 ]; then targets=("$@"); fi
 

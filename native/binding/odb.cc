@@ -16,6 +16,26 @@ namespace pc::binding {
 
 namespace {
 
+void free_handed(Napi::Env, void*, pc::HugeBuffer::Block* b) {
+  pc::HugeBuffer::free_block(*b);
+  delete b;
+}
+
+// A buffer's memory as a JS Buffer, without a copy (an empty one: V8's own).
+Napi::Buffer<uint8_t> hand_over_bytes(Napi::Env env, pc::HugeBuffer* buf) {
+  if (buf->empty()) return Napi::Buffer<uint8_t>::New(env, 0);
+  auto* b = new pc::HugeBuffer::Block(buf->release());
+  return Napi::Buffer<uint8_t>::New(env, static_cast<uint8_t*>(b->data), b->size, free_handed, b);
+}
+
+// A buffer of 32-bit words as a JS Uint32Array, without a copy.
+Napi::Uint32Array hand_over_words(Napi::Env env, pc::HugeBuffer* buf) {
+  if (buf->empty()) return Napi::Uint32Array::New(env, 0);
+  auto* b = new pc::HugeBuffer::Block(buf->release());
+  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, b->data, b->size, free_handed, b);
+  return Napi::Uint32Array::New(env, b->size / 4, ab, 0);
+}
+
 // A walk's directories for JS (see walkTree).
 Napi::Object dirs_to_js(Napi::Env env, const std::vector<pc::WalkDir>& dirs) {
   std::string paths;
@@ -120,26 +140,29 @@ Napi::Value OdbWrap::WalkTree(const Napi::CallbackInfo& info) {
   } catch (const pc::Error& e) {
     throw_native(env, e);
   }
+  // The walk's arrays become the JS arrays as they are (huge_buffer.h): no copy.
   Napi::Object out = Napi::Object::New(env);
   out.Set("count", Napi::Number::New(env, static_cast<double>(tree.count)));
-  out.Set("paths", copy_buffer(env, tree.paths.data(), tree.paths.size()));
-  out.Set("oids", copy_buffer(env, tree.oids.data(), tree.oids.size()));
-  auto modes = new_array<Napi::Uint32Array>(env, tree.count);
-  if (tree.count > 0) std::memcpy(modes.Data(), tree.modes.data(), tree.count * 4);
+  Napi::Buffer<uint8_t> paths = hand_over_bytes(env, &tree.paths);
+  Napi::Buffer<uint8_t> oids = hand_over_bytes(env, &tree.oids);
+  Napi::Uint32Array modes = hand_over_words(env, &tree.modes.bytes());
+  Napi::Uint32Array starts = hand_over_words(env, &tree.starts.bytes());
+  if (starts.ElementLength() != tree.count + 1 || modes.ElementLength() != tree.count)
+    throw_arg(env, "walkTree: the walk's lists disagree");  // not reached: walk_tree fills all
+  out.Set("paths", paths);
+  out.Set("oids", oids);
   out.Set("modes", modes);
-  // Where each path starts, so that JS need not look for the NULs.
-  auto starts = new_array<Napi::Uint32Array>(env, tree.count + 1);
-  size_t at = 0;
-  for (size_t i = 0; i < tree.count; i++) {
-    starts[i] = static_cast<uint32_t>(at);
-    at += std::strlen(tree.paths.data() + at) + 1;
-  }
-  starts[tree.count] = static_cast<uint32_t>(at);
   out.Set("starts", starts);
   out.Set("dirs", dirs_to_js(env, dirs));
   if (keep) {
     auto record = std::make_unique<pc::WalkMemo>();
-    pc::keep_walk(std::move(tree), std::move(dirs), protect, record.get());
+    pc::keep_walk(reinterpret_cast<const char*>(paths.Data()), modes.Data(),
+                  reinterpret_cast<const char*>(oids.Data()), starts.Data(), std::move(dirs),
+                  protect, record.get());
+    memo_refs_.clear();
+    for (Napi::Object o : {paths.As<Napi::Object>(), oids.As<Napi::Object>(),
+                           modes.As<Napi::Object>(), starts.As<Napi::Object>()})
+      memo_refs_.push_back(Napi::Persistent(o));
     memo_ = std::move(record);
   }
   return out;
@@ -172,7 +195,7 @@ Napi::Value OdbWrap::LendIndex(const Napi::CallbackInfo& info) {
                                protection_arg(env, info[4]), lender.get());
   if (lent > 0) {
     Napi::Object list = info[0].As<Napi::Object>();
-    for (const char* key : {"paths", "modes", "oids"})
+    for (const char* key : {"paths", "modes", "oids", "starts"})
       lender_refs_.push_back(Napi::Persistent(list.Get(key).As<Napi::Object>()));
     // The whole index lendable: it holds exactly the tree its root names.
     if (lender->dirs[0].lendable)
@@ -268,6 +291,7 @@ Napi::Value OdbWrap::ResolvePrefix(const Napi::CallbackInfo& info) {
 Napi::Value OdbWrap::ReleaseCache(const Napi::CallbackInfo& info) {
   odb(info.Env()).release_cache();
   memo_.reset();
+  memo_refs_.clear();
   lender_.reset();
   lender_refs_.clear();
   cancel_ref_.Reset();
@@ -278,6 +302,7 @@ Napi::Value OdbWrap::Close(const Napi::CallbackInfo& info) {
   if (busy_) throw_arg(info.Env(), "the object database is busy writing");
   odb_.reset();
   memo_.reset();
+  memo_refs_.clear();
   lender_.reset();
   lender_refs_.clear();
   return info.Env().Undefined();

@@ -44,6 +44,7 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
 
   std::unique_ptr<Odb> odb_;
   std::unique_ptr<WalkMemo> memo_;    // the last walk kept (walkTree's `keep`)
+  std::vector<Napi::ObjectReference> memo_refs_;    // the JS arrays memo_ points into
   std::unique_ptr<WalkMemo> lender_;  // the index, by its cache-tree (lendIndex)
   std::vector<Napi::ObjectReference> lender_refs_;  // the arrays lender_ points into
   bool busy_ = false;

@@ -56,7 +56,6 @@ bool file_is_directory(const Paths& p) {
 size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* ext_flags,
                   const std::vector<CacheTreeDir>& dirs, PathProtection protect, WalkMemo* memo) {
   memo->protect = protect;
-  memo->owned = FlatTree();
   memo->dirs.clear();
   const size_t n = index.count;
   if (n == 0 || dirs.empty() || !dirs[0].path.empty()) return 0;
@@ -117,6 +116,7 @@ size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* 
   memo->paths = reinterpret_cast<const char*>(index.paths);
   memo->modes = index.modes;
   memo->oids = reinterpret_cast<const char*>(index.oids);
+  memo->starts = index.starts;
   return lent;
 }
 

@@ -75,12 +75,13 @@ Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
 }
 }  // namespace
 
-void keep_walk(FlatTree tree, std::vector<WalkDir> dirs, PathProtection protect, WalkMemo* memo) {
+void keep_walk(const char* paths, const uint32_t* modes, const char* oids, const uint32_t* starts,
+               std::vector<WalkDir> dirs, PathProtection protect, WalkMemo* memo) {
   memo->protect = protect;
-  memo->owned = std::move(tree);
-  memo->paths = memo->owned.paths.data();
-  memo->modes = memo->owned.modes.data();
-  memo->oids = memo->owned.oids.data();
+  memo->paths = paths;
+  memo->modes = modes;
+  memo->oids = oids;
+  memo->starts = starts;
   memo->dirs = std::move(dirs);
 }
 
@@ -146,6 +147,7 @@ class TreeWalk {
       if (!memos_.empty() && lend(e.oid)) continue;
       descend(f, e.oid);  // `f` may dangle after this
     }
+    out_->starts.push_back(static_cast<uint32_t>(out_->paths.size()));
   }
 
  private:
@@ -164,6 +166,7 @@ class TreeWalk {
     out_->paths.reserve(paths + paths / 32);
     out_->oids.reserve(20 * (entries + entries / 32));
     out_->modes.reserve(entries + entries / 32);
+    out_->starts.reserve(entries + entries / 32 + 1);
     dirs_->reserve(dirs + dirs / 32);
   }
 
@@ -266,8 +269,10 @@ class TreeWalk {
     emitted_ = true;
     const size_t entry_shift = out_->count - r.entry_begin;
     const size_t path_shift = out_->paths.size() - r.path_begin;
+    for (size_t i = r.entry_begin; i < r.entry_end; i++)
+      out_->starts.push_back(static_cast<uint32_t>(memo->starts[i] + path_shift));
     out_->paths.append(memo->paths + r.path_begin, r.path_end - r.path_begin);
-    out_->modes.insert(out_->modes.end(), memo->modes + r.entry_begin, memo->modes + r.entry_end);
+    out_->modes.append(memo->modes + r.entry_begin, r.entry_end - r.entry_begin);
     out_->oids.append(memo->oids + r.entry_begin * 20, (r.entry_end - r.entry_begin) * 20);
     out_->count += r.entry_end - r.entry_begin;
     // The directory and those under it: they follow it in pre-order, their paths below its.
@@ -307,7 +312,8 @@ class TreeWalk {
     last_at_ = out_->paths.size();
     last_len_ = path_.size();
     emitted_ = true;
-    out_->paths.append(path_);
+    out_->starts.push_back(static_cast<uint32_t>(out_->paths.size()));
+    out_->paths.append(path_.data(), path_.size());
     out_->paths.push_back('\0');
     out_->modes.push_back(e.mode);
     out_->oids.append(reinterpret_cast<const char*>(e.oid), 20);

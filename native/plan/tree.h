@@ -6,15 +6,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/huge_buffer.h"
 #include "odb/odb.h"
 #include "plan/path_rules.h"
 
 namespace pc {
 
+// The walk's list, in memory of huge pages once large (base/huge_buffer.h): the binding hands
+// these arrays to JavaScript as they are (a million entries are ~75 MB, copied and faulted in a
+// second time before).
 struct FlatTree {
-  std::string paths;            // each path followed by a NUL
-  std::vector<uint32_t> modes;  // canonical: 0100644, 0100755, 0120000, 0160000
-  std::string oids;             // 20 bytes per entry
+  HugeBuffer paths;             // each path followed by a NUL
+  HugeArray<uint32_t> modes;    // canonical: 0100644, 0100755, 0120000, 0160000
+  HugeBuffer oids;              // 20 bytes per entry
+  HugeArray<uint32_t> starts;   // where each path starts in `paths`, and its end: count + 1
   size_t count = 0;
 };
 
@@ -36,11 +41,12 @@ struct WalkDir {
 // walk checks them (the walk that made it, or the caller that verified the index's paths).
 struct WalkMemo {
   PathProtection protect{};
-  FlatTree owned;  // a kept walk's entries; a lent index's stay in the index's own arrays
-  // The entries, in FlatTree's layout: `owned`'s, or the lender's (valid while the memo is).
+  // The entries, in FlatTree's layout: a kept walk's or the lent index's arrays, which the
+  // caller keeps alive and unchanged while the memo is.
   const char* paths = nullptr;
   const uint32_t* modes = nullptr;
   const char* oids = nullptr;
+  const uint32_t* starts = nullptr;
   // Pre-order, which is also the byte order of their paths (each with its final '/'): a
   // directory is found by a binary search (a map of 100,000 paths cost more to build than the
   // searches of a walk).
@@ -58,7 +64,9 @@ size_t find_dir(const WalkMemo& memo, const std::string& path);
 void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out,
                std::vector<WalkDir>* dirs, const std::vector<const WalkMemo*>& reuse = {});
 
-// A walk kept as a memo for later walks: every directory of it may be lent.
-void keep_walk(FlatTree tree, std::vector<WalkDir> dirs, PathProtection protect, WalkMemo* memo);
+// A walk kept as a memo for later walks: every directory of it may be lent. `paths`, `modes`,
+// `oids` and `starts` are its FlatTree's arrays (wherever they live now; see WalkMemo).
+void keep_walk(const char* paths, const uint32_t* modes, const char* oids, const uint32_t* starts,
+               std::vector<WalkDir> dirs, PathProtection protect, WalkMemo* memo);
 
 }  // namespace pc
