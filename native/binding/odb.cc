@@ -191,7 +191,7 @@ Napi::Value OdbWrap::LendIndex(const Napi::CallbackInfo& info) {
   out.Set("root", env.Null());
   if (!pc::parse_cache_tree(data.Data(), data.Length(), &dirs)) return out;
   auto lender = std::make_unique<pc::WalkMemo>();
-  size_t lent = pc::lend_index(index, stages.Data(), ext_flags.Data(), dirs,
+  size_t lent = pc::lend_index(index, stages.Data(), ext_flags.Data(), std::move(dirs),
                                protection_arg(env, info[4]), lender.get());
   if (lent > 0) {
     Napi::Object list = info[0].As<Napi::Object>();

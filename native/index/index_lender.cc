@@ -54,7 +54,7 @@ bool file_is_directory(const Paths& p) {
 }  // namespace
 
 size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* ext_flags,
-                  const std::vector<CacheTreeDir>& dirs, PathProtection protect, WalkMemo* memo) {
+                  std::vector<CacheTreeDir> dirs, PathProtection protect, WalkMemo* memo) {
   memo->protect = protect;
   memo->dirs.clear();
   const size_t n = index.count;
@@ -75,10 +75,15 @@ size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* 
   std::vector<bool> ok(dirs.size(), false);
   std::vector<size_t> parent(dirs.size(), 0);
   std::vector<size_t> open;  // the directories enclosing the current one, outermost first
-  memo->dirs.resize(dirs.size());
+  // Each directory's path and id move into its WalkDir (read from there once moved).
+  memo->dirs.reserve(dirs.size());
   for (size_t j = 0; j < dirs.size(); j++) {
-    const CacheTreeDir& d = dirs[j];
-    while (!open.empty() && d.path.compare(0, dirs[open.back()].path.size(), dirs[open.back()].path) != 0)
+    CacheTreeDir& d = dirs[j];
+    memo->dirs.emplace_back();
+    WalkDir& w = memo->dirs.back();
+    w.path = std::move(d.path);
+    while (!open.empty() &&
+           w.path.compare(0, memo->dirs[open.back()].path.size(), memo->dirs[open.back()].path) != 0)
       open.pop_back();
     if (j > 0) {
       if (open.empty()) return 0;  // not under the root: the list is not one tree
@@ -86,16 +91,15 @@ size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* 
       memo->dirs[parent[j]].subtrees++;
     }
     open.push_back(j);
-    WalkDir& w = memo->dirs[j];
-    w.path = d.path;
     if (d.entries <= 0) continue;  // not valid, or empty: nothing to lend
-    w.oid = d.oid;
-    size_t begin = d.path.empty() ? 0 : p.lower_bound(d.path.data(), d.path.size());
+    w.oid = std::move(d.oid);
+    const std::string& path = w.path;
+    size_t begin = path.empty() ? 0 : p.lower_bound(path.data(), path.size());
     size_t count = static_cast<size_t>(d.entries);
     if (begin >= n || count > n - begin) continue;
     size_t end = begin + count;
-    if (!p.starts_with(begin, d.path) || !p.starts_with(end - 1, d.path)) continue;
-    if (end < n && p.starts_with(end, d.path)) continue;  // more entries under it than counted
+    if (!p.starts_with(begin, path) || !p.starts_with(end - 1, path)) continue;
+    if (end < n && p.starts_with(end, path)) continue;  // more entries under it than counted
     if (odd[end] != odd[begin]) continue;
     w.entry_begin = begin;
     w.entry_end = end;

@@ -21,8 +21,9 @@ namespace pc {
 // mode a tree cannot hold. An index with a file and a directory of one name, or a directory
 // list out of order, lends nothing. `stages` and `ext_flags` have one value per entry. The
 // caller has checked every path of `index` under `protect` (as the walk checks tree entries).
-// Returns how many directories may be lent.
+// Returns how many directories may be lent. `dirs` is taken: its paths and ids move into the
+// memo's directories.
 size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* ext_flags,
-                  const std::vector<CacheTreeDir>& dirs, PathProtection protect, WalkMemo* memo);
+                  std::vector<CacheTreeDir> dirs, PathProtection protect, WalkMemo* memo);
 
 }  // namespace pc
