@@ -99,6 +99,7 @@ describe('directories made concurrently (network filesystems)', () => {
     files: [],
     symlinks: [],
     replace: new Uint8Array(0),
+    write: new Uint8Array(0),
     replaceInTheWay,
   });
   const settings = (root) => ({

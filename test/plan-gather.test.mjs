@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { STAT_WORDS } from '../dist/index/write.js';
-import { gatherEntries, mergeStats } from '../dist/plan/rows.js';
+import { gatherEntries, gatherStats } from '../dist/plan/rows.js';
 import { entryList as list } from './helpers/lists.mjs';
 
 const entry = (l, k) => [l.name(k), l.modes[k], l.oid(k).toString('hex')];
@@ -51,18 +51,29 @@ test('one list whole and in order is that list', () => {
   assert.equal(gatherEntries(Uint8Array.from([1, 1]), Int32Array.from([0, 1]), I, M), M);
 });
 
-test('the stat data after the write: the kept words, the written ones where written', () => {
+test("the kept entries' stat data, gathered as the writes begin: zeros where written or new", () => {
   const W = STAT_WORDS;
   for (const n of [0, 3, 60_000]) {
-    const kept = Uint32Array.from({ length: n * W }, (_, k) => k + 1);
-    const written = Uint32Array.from({ length: n * W }, (_, k) => 0x80000000 + k);
-    const write = Uint8Array.from({ length: n }, (_, k) => (k % 3 === 1 ? 1 : 0));
-    const merged = mergeStats(kept, written, write);
-    assert.equal(merged.length, n * W);
+    // Old index stat data (n entries) and a probe's (n / 2 slots).
+    const old = Uint32Array.from({ length: n * W }, (_, k) => k + 1);
+    const fresh = Uint32Array.from({ length: Math.ceil(n / 2) * W }, (_, k) => 0x80000000 + k);
+    // Entry k: written (k % 5 == 1), new from the target (k % 5 == 2), hashed clean with the
+    // probe's slot (k % 5 == 3), smudged (k % 5 == 4), else kept as it was.
+    const src = Uint8Array.from({ length: n }, (_, k) => (k % 5 === 2 ? 1 : 0));
+    const write = Uint8Array.from({ length: n }, (_, k) => (k % 5 === 1 ? 1 : 0));
+    const idx = Int32Array.from({ length: n }, (_, k) => k);
+    const freshSlot = Int32Array.from({ length: n }, (_, k) => (k % 5 === 3 ? k >> 1 : -1));
+    const smudge = Uint8Array.from({ length: n }, (_, k) => (k % 5 === 4 ? 1 : 0));
+    const stats = gatherStats({ src, idx, write, freshSlot, smudge }, old, fresh);
+    assert.equal(stats.length, n * W);
     for (let k = 0; k < n; k++) {
-      const want = write[k] ? written : kept;
-      for (let w = 0; w < W; w++) assert.equal(merged[k * W + w], want[k * W + w]);
+      for (let w = 0; w < W; w++) {
+        const got = stats[k * W + w];
+        if (k % 5 === 1 || k % 5 === 2) assert.equal(got, 0, `entry ${k}: none yet`);
+        else if (k % 5 === 3) assert.equal(got, fresh[(k >> 1) * W + w], `entry ${k}: the probe's`);
+        else if (k % 5 === 4 && w === 9) assert.equal(got, 0, `entry ${k}: size smudged`);
+        else assert.equal(got, old[k * W + w], `entry ${k}: kept`);
+      }
     }
-    assert.equal(kept[0 * W], n > 0 ? 1 : undefined, 'the kept words are not changed');
   }
 });

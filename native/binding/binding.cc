@@ -109,7 +109,6 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Rows>("joinRows", napi_enumerable),
                              InstanceMethod<&Addon::Gather>("gatherEntries", napi_enumerable),
                              InstanceMethod<&Addon::GatherStat>("gatherStats", napi_enumerable),
-                             InstanceMethod<&Addon::MergeStat>("mergeStats", napi_enumerable),
                              InstanceMethod<&Addon::StatRecords>("newStats", napi_enumerable),
                              InstanceMethod<&Addon::ToDecide>("rowsToDecide", napi_enumerable),
                              InstanceMethod<&Addon::Dirs>("dirsOf", napi_enumerable),
@@ -150,7 +149,6 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value Rows(const Napi::CallbackInfo& info) { return binding::JoinRows(info); }
   Napi::Value Gather(const Napi::CallbackInfo& info) { return binding::GatherEntries(info); }
   Napi::Value GatherStat(const Napi::CallbackInfo& info) { return binding::GatherStats(info); }
-  Napi::Value MergeStat(const Napi::CallbackInfo& info) { return binding::MergeStats(info); }
   Napi::Value StatRecords(const Napi::CallbackInfo& info) { return binding::NewStats(info); }
   Napi::Value ToDecide(const Napi::CallbackInfo& info) { return binding::RowsToDecide(info); }
   Napi::Value Dirs(const Napi::CallbackInfo& info) { return binding::DirsOf(info); }

@@ -131,20 +131,6 @@ Napi::Value GatherStats(const Napi::CallbackInfo& info) {
   return out;
 }
 
-Napi::Value MergeStats(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 3) throw_arg(env, "mergeStats(kept, written, write)");
-  auto write = typed_arg<Napi::Uint8Array>(env, info[2], "write has the wrong type");
-  const size_t n = write.ElementLength();
-  auto kept = typed_arg<Napi::Uint32Array>(env, info[0], "kept has the wrong type",
-                                           exactly(n * kStatWords));
-  auto written = typed_arg<Napi::Uint32Array>(env, info[1], "written has the wrong type",
-                                              exactly(n * kStatWords));
-  auto out = new_array<Napi::Uint32Array>(env, n * kStatWords);
-  merge_stats(kept.Data(), written.Data(), write.Data(), n, out.Data());
-  return out;
-}
-
 Napi::Value NewStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1) throw_arg(env, "newStats(count)");

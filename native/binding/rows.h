@@ -24,8 +24,6 @@ Napi::Value GatherEntries(const Napi::CallbackInfo& info);
 // gatherStats({ src, idx, write, freshSlot, smudge }, old: Uint32Array, fresh: Uint32Array)
 // -> Uint32Array (10 words per position; gather.h).
 Napi::Value GatherStats(const Napi::CallbackInfo& info);
-// mergeStats(kept: Uint32Array, written: Uint32Array, write: Uint8Array) -> Uint32Array.
-Napi::Value MergeStats(const Napi::CallbackInfo& info);
 
 // newStats(count) -> a zeroed Uint32Array of count stat records (kStatWords words each), in
 // memory of huge pages when large (arrays.h).

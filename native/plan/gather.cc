@@ -50,16 +50,6 @@ bool gather_same_as(const GatherRequest& req, int which) {
   return true;
 }
 
-void merge_stats(const uint32_t* kept, const uint32_t* written, const uint8_t* write, size_t count,
-                 uint32_t* out) {
-  if (count == 0) return;
-  std::memcpy(out, kept, count * kStatWords * sizeof(uint32_t));
-  for (size_t k = 0; k < count; k++) {
-    if (write[k] == 1)
-      std::memcpy(out + k * kStatWords, written + k * kStatWords, kStatWords * sizeof(uint32_t));
-  }
-}
-
 bool gather_path_bytes(const GatherRequest& req, size_t* bytes) {
   size_t total = 0;
   for (size_t k = 0; k < req.count;) {
@@ -100,10 +90,7 @@ void gather_entries(const GatherRequest& req, uint8_t* paths, uint32_t* starts, 
 bool gather_stats(const StatGather& req, uint32_t* out) {
   for (size_t k = 0; k < req.count; k++) {
     uint32_t* to = out + k * kStatWords;
-    if (req.src[k] != 0 || req.write[k] != 0) {
-      std::memset(to, 0, kStatWords * sizeof(uint32_t));
-      continue;
-    }
+    if (req.src[k] != 0 || req.write[k] != 0) continue;  // none yet: `out` is zeroed
     const int32_t slot = req.fresh_slot[k];
     const int32_t i = req.idx[k];
     if (slot >= 0) {

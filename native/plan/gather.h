@@ -29,11 +29,6 @@ bool gather_is_whole(const GatherRequest& req);
 // list.
 bool gather_same_as(const GatherRequest& req, int which);
 
-// The index's stat data after the write: `kept`'s words, with `written`'s where write[k] is 1
-// (both count * kStatWords words).
-void merge_stats(const uint32_t* kept, const uint32_t* written, const uint8_t* write, size_t count,
-                 uint32_t* out);
-
 // Bytes of the result's paths (NULs included); false when a src is not 0 or 1, or an idx is
 // outside its list.
 bool gather_path_bytes(const GatherRequest& req, size_t* bytes);
@@ -59,7 +54,8 @@ struct StatGather {
   size_t fresh_count = 0;
 };
 
-// False (out untouched past the entry) when a position names an entry outside its array.
+// Into `out`, zeroed by the caller (written and new entries are left as zeros). False (out
+// untouched past the entry) when a position names an entry outside its array.
 bool gather_stats(const StatGather& req, uint32_t* out);
 
 }  // namespace pc

@@ -68,11 +68,6 @@ export interface RowsExports {
     old: Uint32Array,
     fresh: Uint32Array,
   ): Uint32Array;
-  /**
-   * The index's stat data after the write: `kept`'s words, with `written`'s at the positions
-   * where write[k] is 1 (both write.length * STAT_WORDS words).
-   */
-  mergeStats(kept: Uint32Array, written: Uint32Array, write: Uint8Array): Uint32Array;
   /** `count` zeroed stat records (STAT_WORDS words each), in memory of huge pages when large. */
   newStats(count: number): Uint32Array;
   /**

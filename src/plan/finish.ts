@@ -5,9 +5,9 @@
 import type { NativeOdb } from '../addon.js';
 import type { EntryList } from './entries.js';
 import { locateFiles } from './locate.js';
-import type { Plan } from './plan.js';
+import type { KeptStats, Plan } from './plan.js';
 import { KIND_DIR } from './probe.js';
-import { dirsOf, gatherEntries, gatherStats } from './rows.js';
+import { dirsOf, gatherEntries } from './rows.js';
 import { SKIP_WORKTREE, ancestors, type Planned, type Stage } from './stage.js';
 import { MODE_GITLINK, MODE_SYMLINK } from './tree.js';
 
@@ -20,18 +20,16 @@ export function finishPlan(odb: NativeOdb, s: Stage, planned: Planned): Plan {
   const writeFlags = d.write.slice(0, n);
   const replace = d.replace.slice(0, n);
   // Kept entries keep their stat data (zeroed size where smudged), those hashed clean take the
-  // probe's, new and written ones have none yet: gathered natively, one copy per entry.
-  const stats = gatherStats(
-    {
-      src: d.src.subarray(0, n),
-      idx: d.idx.subarray(0, n),
-      write: writeFlags,
-      freshSlot: d.freshSlot.subarray(0, n),
-      smudge: d.smudge.subarray(0, n),
-    },
-    s.index?.stats ?? new Uint32Array(0),
-    found.stats,
-  );
+  // probe's, new and written ones have none yet: gathered by the write phase (Plan.keptStats).
+  const keptStats: KeptStats = {
+    src: d.src.subarray(0, n),
+    idx: d.idx.subarray(0, n),
+    freshSlot: d.freshSlot.subarray(0, n),
+    smudge: d.smudge.subarray(0, n),
+    old: s.index?.stats ?? new Uint32Array(0),
+    fresh: found.stats,
+  };
+
   const extFlags = new Uint16Array(n);
   extFlags.set(d.ext.subarray(0, n));
   const fileIdx: number[] = [];
@@ -71,7 +69,7 @@ export function finishPlan(odb: NativeOdb, s: Stage, planned: Planned): Plan {
   return {
     mode: s.mode,
     result,
-    stats,
+    keptStats,
     extFlags,
     write: writeFlags,
     replace,

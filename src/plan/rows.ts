@@ -64,26 +64,16 @@ export function rowsToDecide(rows: Rows, stats: Uint32Array, racySeconds: number
   return loadAddon().rowsToDecide(rows, stats, racySeconds);
 }
 
-/** The stat data of a gathered result (see the addon's gatherStats): one native pass. */
+/**
+ * The stat data of a gathered result (see the addon's gatherStats), in memory of huge pages
+ * when large: one native pass, as the write phase begins (its writers fill in the rest).
+ */
 export function gatherStats(
   result: Parameters<Addon['gatherStats']>[0],
   old: Uint32Array,
   fresh: Uint32Array,
 ): Uint32Array {
   return loadAddon().gatherStats(result, old, fresh);
-}
-
-/**
- * The stat data of the index written after the write phase: the kept entries' (`kept`), the
- * written ones' from the writers (`written`, where write[k] is 1). One native pass into memory
- * of huge pages: a copy and a loop here were ~0.13 s of a 1% switch of a million files.
- */
-export function mergeStats(
-  kept: Uint32Array,
-  written: Uint32Array,
-  write: Uint8Array,
-): Uint32Array {
-  return loadAddon().mergeStats(kept, written, write);
 }
 
 /**

@@ -45,7 +45,6 @@ import type { Mode, Plan } from '../plan/plan.js';
 import type { Cone } from '../plan/sparse.js';
 import type { TreeWalk } from '../plan/tree.js';
 import { indexIdentity } from '../plan/watch.js';
-import { mergeStats } from '../plan/rows.js';
 import type { Job } from './job.js';
 import type { CallConfig, Opened } from './open.js';
 import type { Planned } from './plan.js';
@@ -147,17 +146,6 @@ function sparseIndex(
   });
 }
 
-/**
- * The new index: the plan's kept entries with their stat data, the written ones with fresh.
- * Every entry written (a fresh checkout): the writer's stat data as it is, read-only, not a
- * copy (40 MB at a million entries, at the checkout's peak).
- */
-function mergedStats(plan: Plan, written: Uint32Array): Uint32Array {
-  const { write } = plan;
-  if (write.indexOf(0) < 0 && written.length === plan.stats.length) return written;
-  return mergeStats(plan.stats, written, write);
-}
-
 /** A new index file made as it is written (see composeIndex). */
 interface IndexStream {
   readonly entries: EntryList;
@@ -257,7 +245,8 @@ export async function commitIndex(
 ): Promise<Indexed> {
   const { current } = opened;
   const indexLock = opened.indexLock!;
-  const stats = mergedStats(plan, outcome.stats);
+  // The kept entries' stat data and the written ones' fresh, in one array (execute.ts).
+  const stats = outcome.stats;
   const { index, stream, split, inPlace } = composeIndex(job, opened, walked, plan, cone, stats);
   const written = [...plan.files.map((f) => f.index), ...plan.symlinks, ...plan.gitlinks];
   const racy = decideRacyWait(job.settings.racyWait, outcome.stats, Date.now(), written);

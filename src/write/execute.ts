@@ -13,6 +13,7 @@ import { killPoint } from '../kill-point.js';
 import type { Conversions } from '../plan/conversion.js';
 import type { FileTask } from '../plan/locate.js';
 import type { Plan } from '../plan/plan.js';
+import { gatherStats } from '../plan/rows.js';
 import { FilterStep, type FilterStepSettings } from './filtered.js';
 import { ENOENT_LIKE, isDir, makeDirs, makeDirsConcurrently, removeOld } from './dirs.js';
 import { writeFiles, type Progress, type WriteOutcome } from './write.js';
@@ -297,6 +298,17 @@ export async function execute(
   }
 }
 
+/**
+ * The index's stat data as the writes begin: the kept entries' (Plan.keptStats), gathered in
+ * one native pass into the array the writers then fill. A checkout that writes every entry
+ * starts from zeros.
+ */
+function keptStatData(plan: Plan): Uint32Array | undefined {
+  if (plan.write.indexOf(0) < 0) return undefined;
+  const { src, idx, freshSlot, smudge, old, fresh } = plan.keptStats;
+  return gatherStats({ src, idx, write: plan.write, freshSlot, smudge }, old, fresh);
+}
+
 async function executeSteps(
   odb: NativeOdb,
   plan: Plan,
@@ -328,6 +340,7 @@ async function executeSteps(
     progress.reportHere();
   }
   const outcome = await writeFiles(plan.result, plain, plan.replace, {
+    stats: keptStatData(plan),
     root: settings.root,
     threads: settings.threads,
     readers: settings.readers,

@@ -43,10 +43,18 @@ export interface WriteSettings {
   store: { root: string; link: boolean } | null;
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
+  /**
+   * The array the writers' stat data goes into, STAT_WORDS per entry, taken over as the
+   * outcome's (it may hold other entries' already: the kept ones'); absent: a zeroed one.
+   */
+  stats?: Uint32Array | undefined;
 }
 
 export interface WriteOutcome {
-  /** STAT_WORDS per result entry (zero for entries not written here). */
+  /**
+   * STAT_WORDS per result entry: the written files' fresh stat data, in the array the settings
+   * gave (else zero for entries not written here).
+   */
   stats: Uint32Array;
   bytes: number;
   poolWorkers: number;
@@ -171,7 +179,7 @@ export async function writeFiles(
   settings: WriteSettings,
 ): Promise<WriteOutcome> {
   const outcome: WriteOutcome = {
-    stats: newStats(entries.count),
+    stats: settings.stats ?? newStats(entries.count),
     bytes: 0,
     poolWorkers: 0,
     collided: [],
