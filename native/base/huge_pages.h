@@ -11,8 +11,9 @@ namespace pc {
 // Blocks at least this large are mapped and advised; smaller ones are the caller's to allocate.
 constexpr std::size_t kHugeBlockMin = std::size_t{2} << 20;
 
-// A zeroed block of at least `bytes` (mapped whole 2 MiB pages, *mapped set to the length to
-// unmap), or nullptr when the mapping fails. The advice is a hint: without it, normal pages.
+// A zeroed block of at least `bytes` (whole 4 KiB pages from a 2 MiB boundary: its aligned
+// 2 MiB spans may be huge pages, the tail is not; *mapped set to the length to unmap), or
+// nullptr when the mapping fails. The advice is a hint: without it, normal pages.
 void* huge_alloc(std::size_t bytes, std::size_t* mapped);
 
 // Unmaps a block from huge_alloc.
