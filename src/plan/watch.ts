@@ -18,7 +18,7 @@
  * machine (network filesystems, FUSE) — those filesystems get no watch (see resources.ts).
  * `createEngine({ watch: false })` turns it off.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Addon, NativeWatch } from '../addon.js';
 import type { EntryList } from './entries.js';
@@ -180,6 +180,7 @@ export class WorktreeWatch {
   private inbox: WatchEvent[] = [];
   private lost = false;
   private closed = false;
+  private stoppedWhy: string | null = null;
 
   constructor(
     private readonly hub: WatchHub,
@@ -191,6 +192,14 @@ export class WorktreeWatch {
     if (this.lost) return;
     if (this.inbox.length >= MAX_INBOX) this.lose();
     else this.inbox.push(event);
+  }
+
+  /**
+   * Why the watch stopped for good (it cannot vouch for anything any more), or null: the
+   * kernel's inotify limit below the worktree's directories, or no descriptors left.
+   */
+  get stopped(): string | null {
+    return this.stoppedWhy;
   }
 
   /** Events were lost: nothing recorded can be trusted, and no watch where it was armed. */
@@ -252,6 +261,7 @@ export class WorktreeWatch {
         this.wdOf.set(dir, wd);
       } else if (!NOT_A_DIRECTORY.has(-wd)) {
         // Out of watches or descriptors: watching part of the tree is worth nothing; stop.
+        this.stoppedWhy = whyStopped(-wd, this.wanted.size);
         this.close();
         return null;
       }
@@ -315,4 +325,21 @@ export class WorktreeWatch {
       this.wdOf.delete(dir);
     }
   }
+}
+
+/** The reason a watch of `dirs` directories could not be armed, from add's errno. */
+function whyStopped(errno: number, dirs: number): string {
+  const { ENOSPC, EMFILE, ENFILE, ENOMEM } = constants.errno;
+  if (errno === ENOSPC) {
+    let limit = 'fs.inotify.max_user_watches';
+    try {
+      limit += ` (${readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8').trim()})`;
+    } catch {
+      // the limit's number is a courtesy
+    }
+    return `out of inotify watches: the worktree has ${dirs} directories to watch, above ${limit} less the watches in use; raise the limit to watch it`;
+  }
+  if (errno === EMFILE || errno === ENFILE) return 'out of file descriptors for the watch';
+  if (errno === ENOMEM) return 'out of kernel memory for inotify watches';
+  return `inotify_add_watch failed (errno ${errno})`;
 }

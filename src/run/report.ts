@@ -40,7 +40,11 @@ function shared(job: Job, config: CallConfig, opened: Opened) {
     inflater: opened.addon.inflater,
     openat2: opened.addon.openat2,
     filesystem: config.filesystem,
-    watch: { active: opened.watch !== null, known: countKnown(opened.knownClean) },
+    watch: {
+      active: opened.watch !== null && opened.watch.stopped === null,
+      known: countKnown(opened.knownClean),
+      stopped: opened.watch?.stopped ?? null,
+    },
   };
 }
 

@@ -102,9 +102,10 @@ export interface CheckoutSummary {
   decoded: NativeDecodeStats;
   /**
    * A warm engine's watch of the worktree: whether one is kept, and how many index entries it
-   * vouched for, so that they were not looked at (see createEngine's `watch`).
+   * vouched for, so that they were not looked at (see createEngine's `watch`); `stopped`: why
+   * it stopped for good and vouches for nothing (the kernel's inotify limit, say), else null.
    */
-  watch: { active: boolean; known: number };
+  watch: { active: boolean; known: number; stopped: string | null };
   /** Milliseconds per phase. */
   timings: {
     plan: number;
