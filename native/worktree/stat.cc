@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -170,13 +171,13 @@ void stat_files(const StatRequest& req, StatResult* result) {
   // Unsorted paths (a switch asks for the files that change, then the directories of new
   // paths, deepest first) are taken in byte order: each slice then shares its leading
   // directories with the paths next to it, and a directory asked for is one seen on the way.
+  auto before = [](const char* a, const char* b) { return std::strcmp(a, b) < 0; };
   std::vector<uint32_t> order;
-  for (size_t i = 1; i < n && order.empty(); i++) {
-    if (std::strcmp(req.paths[i - 1], req.paths[i]) <= 0) continue;
+  if (!std::is_sorted(req.paths.begin(), req.paths.end(), before)) {
     order.resize(n);
-    for (size_t k = 0; k < n; k++) order[k] = static_cast<uint32_t>(k);
+    std::iota(order.begin(), order.end(), uint32_t{0});
     std::sort(order.begin(), order.end(),
-              [&](uint32_t a, uint32_t b) { return std::strcmp(req.paths[a], req.paths[b]) < 0; });
+              [&](uint32_t a, uint32_t b) { return before(req.paths[a], req.paths[b]); });
   }
   run_in_slices(n, threads, [&](size_t from, size_t to) {
     stat_range(root.get(), req, order, from, to, result);
