@@ -278,9 +278,8 @@ export class CheckinConversions {
    */
   prepare(entries: ArrayLike<number>): void {
     if (entries.length === 0) return;
-    if (this.attributes === undefined)
-      ({ attributes: this.attributes, rules: this.rules } = this.make());
-    const { profiles, ids } = this.rules!.plan(this.attributes, this.index, entries);
+    const { attributes, rules } = this.sources();
+    const { profiles, ids } = rules.plan(attributes, this.index, entries);
     for (let k = 0; k < entries.length; k++) {
       const i = entries[k]!;
       const c = profiles[ids[i]!]!;
@@ -292,13 +291,16 @@ export class CheckinConversions {
   conversionOf(i: number): Conversion | null {
     const ready = this.prepared.get(i);
     if (ready !== undefined) return ready;
-    if (this.attributes === undefined)
-      ({ attributes: this.attributes, rules: this.rules } = this.make());
-    const c = this.rules!.conversion(
-      this.attributes.lookup(this.index.name(i)),
-      this.index.display(i),
-    );
+    const { attributes, rules } = this.sources();
+    const c = rules.conversion(attributes.lookup(this.index.name(i)), this.index.display(i));
     return checkinIsNoop(c) ? null : c;
+  }
+
+  /** The attributes and rules, made on first use. */
+  private sources(): { attributes: Attributes; rules: ConversionRules } {
+    if (this.attributes === undefined || this.rules === undefined)
+      ({ attributes: this.attributes, rules: this.rules } = this.make());
+    return { attributes: this.attributes, rules: this.rules };
   }
 
   /** Whether entry i's blob is text with CRLFs (git's has_crlf_in_index). */

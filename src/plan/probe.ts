@@ -182,19 +182,14 @@ export async function probe(
     const plain: number[] = [];
     // Taken: a clean filter awaited below lets another probe run meanwhile.
     const candidates = hashCandidates.splice(0);
-    if (checkin && req.entries) {
-      const entries: number[] = [];
-      for (const i of candidates) {
-        const entry = req.entries[i]!;
-        if (entry >= 0 && kind(i) !== KIND_SYMLINK) entries.push(entry);
-      }
-      checkin.prepare(entries.sort((a, b) => a - b));
-    } else if (checkin) {
-      checkin.prepare(candidates.filter((i) => kind(i) !== KIND_SYMLINK));
+    const entryOf = (i: number): number => (req.entries ? req.entries[i]! : i);
+    if (checkin) {
+      const files = candidates.filter((i) => entryOf(i) >= 0 && kind(i) !== KIND_SYMLINK);
+      checkin.prepare(files.map(entryOf).sort((a, b) => a - b));
     }
     for (const i of candidates) {
       const rel = req.paths.toString('latin1', starts[i]!, starts[i + 1]! - 1);
-      const entry = req.entries ? req.entries[i]! : i;
+      const entry = entryOf(i);
       if (kind(i) === KIND_SYMLINK) {
         match(i, hashLink(wt, rel));
         continue;
