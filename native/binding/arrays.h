@@ -1,6 +1,6 @@
 // Arrays handed to JavaScript: zeroed Buffers and typed arrays, those of 2 MiB and more in
 // memory of huge pages (base/huge_pages.h) that the array owns and unmaps when collected, the
-// smaller ones V8's own.
+// smaller ones V8's own; and a HugeBuffer's memory handed over as it is.
 #pragma once
 
 #include <napi.h>
@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/huge_buffer.h"
 #include "base/huge_pages.h"
 
 namespace pc::binding {
@@ -24,6 +25,10 @@ struct Mapping {
 inline void unmap(Napi::Env, void*, Mapping* m) {
   huge_free(m->data, m->mapped);
   delete m;
+}
+inline void free_handed(Napi::Env, void*, HugeBuffer::Block* b) {
+  HugeBuffer::free_block(*b);
+  delete b;
 }
 // A block for `bytes` of huge pages, or null (then the caller takes V8's memory).
 inline Mapping* map(std::size_t bytes) {
@@ -51,6 +56,24 @@ Array new_array(Napi::Env env, std::size_t n) {
   Napi::ArrayBuffer ab =
       Napi::ArrayBuffer::New(env, m->data, n * sizeof(T), arrays_detail::unmap, m);
   return Array::New(env, n, ab, 0);
+}
+
+// A HugeBuffer's memory as a JS Buffer, without a copy (buf is empty afterwards; an empty
+// one gives V8's own).
+inline Napi::Buffer<uint8_t> hand_over_bytes(Napi::Env env, HugeBuffer* buf) {
+  if (buf->empty()) return Napi::Buffer<uint8_t>::New(env, 0);
+  auto* b = new HugeBuffer::Block(buf->release());
+  return Napi::Buffer<uint8_t>::New(env, static_cast<uint8_t*>(b->data), b->size,
+                                    arrays_detail::free_handed, b);
+}
+
+// A HugeBuffer of 32-bit words as a JS Uint32Array, without a copy.
+inline Napi::Uint32Array hand_over_words(Napi::Env env, HugeBuffer* buf) {
+  if (buf->empty()) return Napi::Uint32Array::New(env, 0);
+  auto* b = new HugeBuffer::Block(buf->release());
+  Napi::ArrayBuffer ab =
+      Napi::ArrayBuffer::New(env, b->data, b->size, arrays_detail::free_handed, b);
+  return Napi::Uint32Array::New(env, b->size / 4, ab, 0);
 }
 
 // A Buffer holding a copy of `len` bytes.

@@ -16,26 +16,6 @@ namespace pc::binding {
 
 namespace {
 
-void free_handed(Napi::Env, void*, pc::HugeBuffer::Block* b) {
-  pc::HugeBuffer::free_block(*b);
-  delete b;
-}
-
-// A buffer's memory as a JS Buffer, without a copy (an empty one: V8's own).
-Napi::Buffer<uint8_t> hand_over_bytes(Napi::Env env, pc::HugeBuffer* buf) {
-  if (buf->empty()) return Napi::Buffer<uint8_t>::New(env, 0);
-  auto* b = new pc::HugeBuffer::Block(buf->release());
-  return Napi::Buffer<uint8_t>::New(env, static_cast<uint8_t*>(b->data), b->size, free_handed, b);
-}
-
-// A buffer of 32-bit words as a JS Uint32Array, without a copy.
-Napi::Uint32Array hand_over_words(Napi::Env env, pc::HugeBuffer* buf) {
-  if (buf->empty()) return Napi::Uint32Array::New(env, 0);
-  auto* b = new pc::HugeBuffer::Block(buf->release());
-  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, b->data, b->size, free_handed, b);
-  return Napi::Uint32Array::New(env, b->size / 4, ab, 0);
-}
-
 // A walk's directories for JS (see walkTree).
 Napi::Object dirs_to_js(Napi::Env env, const std::vector<pc::WalkDir>& dirs) {
   std::string paths;
