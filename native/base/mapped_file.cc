@@ -25,6 +25,18 @@ void MappedFile::touched(uint64_t bytes) const {
   if (touched_.exchange(0, std::memory_order_relaxed) >= kReleaseEvery) release();
 }
 
+void MappedFile::touched_at(uint64_t offset) const {
+  // Per thread: the window this thread reported last, and in which mapping. A mapping freed
+  // and another made at the same address only skews the count once.
+  thread_local const MappedFile* last_map = nullptr;
+  thread_local uint64_t last_window = 0;
+  uint64_t window = offset / kFaultAroundBytes;
+  if (last_map == this && last_window == window) return;
+  last_map = this;
+  last_window = window;
+  touched(kFaultAroundBytes);
+}
+
 void MappedFile::release() const {
   // Advice only: a failure (none is expected for a mapping we made) just keeps the pages.
   if (data_ != nullptr && size_ > 0)

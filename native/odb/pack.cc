@@ -7,10 +7,6 @@
 
 namespace pc {
 
-namespace {
-constexpr uint64_t kPageBytes = 4096;
-}
-
 Pack::Pack(const std::string& idx_path) {
   idx_.open(idx_path);
   pack_path_ = idx_path.substr(0, idx_path.size() - 4) + ".pack";
@@ -44,7 +40,7 @@ PackEntry Pack::entry_at(uint64_t offset) {
   ensure_open();
   const uint8_t* d = map_->data();
   if (offset < 12 || offset >= end_) corrupt(offset, "offset outside the pack");
-  map_->touched(kPageBytes);  // the header's page
+  map_->touched_at(offset);  // the header's page and those the fault maps with it
   uint64_t pos = offset;
   uint8_t c = d[pos++];
   PackEntry e;
