@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   protect.hfs = (size & 1) != 0;
   pc::Odb odb({objects}, std::make_shared<pc::BaseCache>(1 << 20));
   pc::FlatTree flat;
-  std::vector<pc::WalkDir> dirs;
+  pc::WalkDirs dirs;
   try {
     pc::walk_tree(odb, root, protect, &flat, &dirs);
   } catch (const pc::Error&) {

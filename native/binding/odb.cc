@@ -17,24 +17,26 @@ namespace pc::binding {
 namespace {
 
 // A walk's directories for JS (see walkTree).
-Napi::Object dirs_to_js(Napi::Env env, const std::vector<pc::WalkDir>& dirs) {
-  std::string paths;
-  std::string oids;
-  oids.reserve(20 * dirs.size());
+Napi::Object dirs_to_js(Napi::Env env, const pc::WalkDirs& dirs) {
+  auto paths = new_bytes(env, dirs.path_bytes());
+  auto oids = new_bytes(env, 20 * dirs.size());
   auto ranges = new_array<Napi::Uint32Array>(env, 3 * dirs.size());
+  size_t at = 0;
   for (size_t j = 0; j < dirs.size(); j++) {
     const pc::WalkDir& d = dirs[j];
-    paths.append(d.path);
-    paths.push_back('\0');
-    oids.append(d.oid);
+    const std::string_view path = dirs.path(j);
+    std::memcpy(paths.Data() + at, path.data(), path.size());
+    at += path.size();
+    paths[at++] = 0;
+    std::memcpy(oids.Data() + 20 * j, d.oid, 20);
     ranges[3 * j] = static_cast<uint32_t>(d.entry_begin);
     ranges[3 * j + 1] = static_cast<uint32_t>(d.entry_end);
     ranges[3 * j + 2] = d.subtrees;
   }
   Napi::Object out = Napi::Object::New(env);
   out.Set("count", Napi::Number::New(env, static_cast<double>(dirs.size())));
-  out.Set("paths", copy_buffer(env, paths.data(), paths.size()));
-  out.Set("oids", copy_buffer(env, oids.data(), oids.size()));
+  out.Set("paths", paths);
+  out.Set("oids", oids);
   out.Set("ranges", ranges);
   return out;
 }
@@ -53,6 +55,7 @@ Napi::Function OdbWrap::Define(Napi::Env env) {
                          InstanceMethod<&OdbWrap::WriteFiles>("writeFiles"),
                          InstanceMethod<&OdbWrap::WriteFilesAsync>("writeFilesAsync"),
                          InstanceMethod<&OdbWrap::ReleaseCache>("releaseCache"),
+                         InstanceMethod<&OdbWrap::ReleaseWalks>("releaseWalks"),
                          InstanceMethod<&OdbWrap::Close>("close"),
                      });
 }
@@ -114,7 +117,7 @@ Napi::Value OdbWrap::WalkTree(const Napi::CallbackInfo& info) {
   pc::PathProtection protect = protection_arg(env, info[1]);
   const bool keep = info.Length() > 2 && info[2].ToBoolean().Value();
   pc::FlatTree tree;
-  std::vector<pc::WalkDir> dirs;
+  pc::WalkDirs dirs;
   try {
     pc::walk_tree(odb(env), oid, protect, &tree, &dirs, {memo_.get(), lender_.get()});
   } catch (const pc::Error& e) {
@@ -179,7 +182,7 @@ Napi::Value OdbWrap::LendIndex(const Napi::CallbackInfo& info) {
       lender_refs_.push_back(Napi::Persistent(list.Get(key).As<Napi::Object>()));
     // The whole index lendable: it holds exactly the tree its root names.
     if (lender->dirs[0].lendable)
-      out.Set("root", copy_buffer(env, lender->dirs[0].oid.data(), 20));
+      out.Set("root", copy_buffer(env, lender->dirs[0].oid, 20));
     lender_ = std::move(lender);
   }
   out.Set("lent", Napi::Number::New(env, static_cast<double>(lent)));
@@ -268,23 +271,29 @@ Napi::Value OdbWrap::ResolvePrefix(const Napi::CallbackInfo& info) {
   return out;
 }
 
-Napi::Value OdbWrap::ReleaseCache(const Napi::CallbackInfo& info) {
-  odb(info.Env()).release_cache();
+void OdbWrap::forget_walks() {
   memo_.reset();
   memo_refs_.clear();
   lender_.reset();
   lender_refs_.clear();
+}
+
+Napi::Value OdbWrap::ReleaseCache(const Napi::CallbackInfo& info) {
+  odb(info.Env()).release_cache();
+  forget_walks();
   cancel_ref_.Reset();
+  return info.Env().Undefined();
+}
+
+Napi::Value OdbWrap::ReleaseWalks(const Napi::CallbackInfo& info) {
+  forget_walks();
   return info.Env().Undefined();
 }
 
 Napi::Value OdbWrap::Close(const Napi::CallbackInfo& info) {
   if (busy_) throw_arg(info.Env(), "the object database is busy writing");
   odb_.reset();
-  memo_.reset();
-  memo_refs_.clear();
-  lender_.reset();
-  lender_refs_.clear();
+  forget_walks();
   return info.Env().Undefined();
 }
 

@@ -1,7 +1,7 @@
 // N-API glue for the object database (odb/odb.h): `new Odb(objectDirs, cacheBytes | Odb)` with
-// read, walkTree, lendIndex, info, resolvePrefix, writeFiles(Async), releaseCache, close; and
-// decodeStats over many readers. writeFiles and writeFilesAsync are defined with the rest of
-// the write glue (binding/write.cc).
+// read, walkTree, lendIndex, info, resolvePrefix, writeFiles(Async), releaseCache, releaseWalks,
+// close; and decodeStats over many readers. writeFiles and writeFilesAsync are defined with the
+// rest of the write glue (binding/write.cc).
 #pragma once
 
 #include <napi.h>
@@ -39,8 +39,11 @@ class OdbWrap : public Napi::ObjectWrap<OdbWrap> {
   Napi::Value WriteFiles(const Napi::CallbackInfo& info);       // binding/write.cc
   Napi::Value WriteFilesAsync(const Napi::CallbackInfo& info);  // binding/write.cc
   Napi::Value ReleaseCache(const Napi::CallbackInfo& info);
+  Napi::Value ReleaseWalks(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value SetCancel(const Napi::CallbackInfo& info);
+  // Lets go of the kept walk and the lent index (and the JS arrays they point into).
+  void forget_walks();
 
   std::unique_ptr<Odb> odb_;
   std::unique_ptr<WalkMemo> memo_;    // the last walk kept (walkTree's `keep`)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 namespace pc {
 
@@ -17,7 +18,7 @@ struct Paths {
   const PathList& list;
   const char* at(size_t i) const { return reinterpret_cast<const char*>(list.paths) + list.starts[i]; }
   size_t len(size_t i) const { return list.starts[i + 1] - list.starts[i] - 1; }
-  bool starts_with(size_t i, const std::string& prefix) const {
+  bool starts_with(size_t i, std::string_view prefix) const {
     return len(i) >= prefix.size() && std::memcmp(at(i), prefix.data(), prefix.size()) == 0;
   }
   // The first entry whose path is not below `key` in memcmp order (shorter first on a tie).
@@ -75,15 +76,21 @@ size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* 
   std::vector<bool> ok(dirs.size(), false);
   std::vector<size_t> parent(dirs.size(), 0);
   std::vector<size_t> open;  // the directories enclosing the current one, outermost first
-  // Each directory's path and id move into its WalkDir (read from there once moved).
-  memo->dirs.reserve(dirs.size());
+  // Each directory's path and id go into its WalkDir (read from there once copied), and the
+  // parsed list is let go as it is read.
+  size_t path_bytes = 0;
+  for (const CacheTreeDir& d : dirs) path_bytes += d.path.size() + 1;
+  memo->dirs.reserve(dirs.size(), path_bytes);
   for (size_t j = 0; j < dirs.size(); j++) {
     CacheTreeDir& d = dirs[j];
-    memo->dirs.emplace_back();
-    WalkDir& w = memo->dirs.back();
-    w.path = std::move(d.path);
+    const bool valid = d.entries > 0 && d.oid.size() == 20;
+    WalkDir& w = memo->dirs.add(d.path, valid ? reinterpret_cast<const uint8_t*>(d.oid.data())
+                                              : nullptr);
+    std::string().swap(d.path);
+    std::string().swap(d.oid);
+    const std::string_view path = memo->dirs.path(j);
     while (!open.empty() &&
-           w.path.compare(0, memo->dirs[open.back()].path.size(), memo->dirs[open.back()].path) != 0)
+           path.substr(0, memo->dirs.path(open.back()).size()) != memo->dirs.path(open.back()))
       open.pop_back();
     if (j > 0) {
       if (open.empty()) return 0;  // not under the root: the list is not one tree
@@ -91,9 +98,7 @@ size_t lend_index(const PathList& index, const uint8_t* stages, const uint16_t* 
       memo->dirs[parent[j]].subtrees++;
     }
     open.push_back(j);
-    if (d.entries <= 0) continue;  // not valid, or empty: nothing to lend
-    w.oid = std::move(d.oid);
-    const std::string& path = w.path;
+    if (!valid) continue;  // not valid, or empty: nothing to lend
     size_t begin = path.empty() ? 0 : p.lower_bound(path.data(), path.size());
     size_t count = static_cast<size_t>(d.entries);
     if (begin >= n || count > n - begin) continue;

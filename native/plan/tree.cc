@@ -76,7 +76,7 @@ Frame open_tree(Odb& odb, const uint8_t* oid, size_t prefix_len) {
 }  // namespace
 
 void keep_walk(const char* paths, const uint32_t* modes, const char* oids, const uint32_t* starts,
-               std::vector<WalkDir> dirs, PathProtection protect, WalkMemo* memo) {
+               WalkDirs dirs, PathProtection protect, WalkMemo* memo) {
   memo->protect = protect;
   memo->paths = paths;
   memo->modes = modes;
@@ -85,11 +85,15 @@ void keep_walk(const char* paths, const uint32_t* modes, const char* oids, const
   memo->dirs = std::move(dirs);
 }
 
-size_t find_dir(const WalkMemo& memo, const std::string& path) {
-  auto at = std::lower_bound(memo.dirs.begin(), memo.dirs.end(), path,
-                             [](const WalkDir& d, const std::string& p) { return d.path < p; });
-  if (at == memo.dirs.end() || at->path != path) return SIZE_MAX;
-  return static_cast<size_t>(at - memo.dirs.begin());
+size_t find_dir(const WalkMemo& memo, std::string_view path) {
+  size_t lo = 0, hi = memo.dirs.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (memo.dirs.path(mid) < path) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == memo.dirs.size() || memo.dirs.path(lo) != path) return SIZE_MAX;
+  return lo;
 }
 
 namespace {
@@ -107,7 +111,7 @@ struct TreeEntry {
 // instead of read.
 class TreeWalk {
  public:
-  TreeWalk(Odb& odb, PathProtection protect, FlatTree* out, std::vector<WalkDir>* dirs,
+  TreeWalk(Odb& odb, PathProtection protect, FlatTree* out, WalkDirs* dirs,
            const std::vector<const WalkMemo*>& reuse)
       : odb_(odb), protect_(protect), out_(out), dirs_(dirs) {
     for (const WalkMemo* m : reuse) {
@@ -121,7 +125,7 @@ class TreeWalk {
     reserve_like_memos();
     stack_.push_back(open_tree(odb_, tree_oid, 0));
     walking_.insert(key(tree_oid));
-    dirs_->push_back(WalkDir{"", key(tree_oid), 0, 0, 0, 0, 0});
+    dirs_->add("", tree_oid);
     root_hex_ = stack_.back().oid_hex;
     uint32_t steps = 0;
     while (!stack_.empty()) {
@@ -155,19 +159,20 @@ class TreeWalk {
   // its HEAD's tree): the flat list's arrays, tens of MB for a million files, grown by doubling,
   // were copied and faulted in again at every step.
   void reserve_like_memos() {
-    size_t paths = 0, entries = 0, dirs = 0;
+    size_t paths = 0, entries = 0, dirs = 0, dir_bytes = 0;
     for (const WalkMemo* m : memos_) {
       if (m->dirs.empty()) continue;
       paths = std::max(paths, m->dirs[0].path_end);
       entries = std::max(entries, m->dirs[0].entry_end);
       dirs = std::max(dirs, m->dirs.size());
+      dir_bytes = std::max(dir_bytes, m->dirs.path_bytes());
     }
     if (entries == 0) return;
     out_->paths.reserve(paths + paths / 32);
     out_->oids.reserve(20 * (entries + entries / 32));
     out_->modes.reserve(entries + entries / 32);
     out_->starts.reserve(entries + entries / 32 + 1);
-    dirs_->reserve(dirs + dirs / 32);
+    dirs_->reserve(dirs + dirs / 32, dir_bytes + dir_bytes / 32);
   }
 
   static std::string key(const uint8_t* oid) {
@@ -245,7 +250,7 @@ class TreeWalk {
       const size_t at = find_dir(*m, path_);
       if (at == SIZE_MAX) continue;
       const WalkDir& d = m->dirs[at];
-      if (d.lendable && d.entry_end > d.entry_begin && std::memcmp(d.oid.data(), oid, 20) == 0)
+      if (d.lendable && d.entry_end > d.entry_begin && std::memcmp(d.oid, oid, 20) == 0)
         return {m, at};
     }
     return {nullptr, 0};
@@ -276,12 +281,17 @@ class TreeWalk {
     out_->oids.append(memo->oids + r.entry_begin * 20, (r.entry_end - r.entry_begin) * 20);
     out_->count += r.entry_end - r.entry_begin;
     // The directory and those under it: they follow it in pre-order, their paths below its.
+    const std::string_view top = memo->dirs.path(at);
     for (size_t k = at; k < memo->dirs.size(); k++) {
+      const std::string_view path = memo->dirs.path(k);
+      if (k > at && path.substr(0, top.size()) != top) break;
       const WalkDir& d = memo->dirs[k];
-      if (k > at && d.path.compare(0, r.path.size(), r.path) != 0) break;
-      dirs_->push_back(WalkDir{d.path, d.oid, d.entry_begin + entry_shift,
-                               d.entry_end + entry_shift, d.path_begin + path_shift,
-                               d.path_end + path_shift, d.subtrees});
+      WalkDir& copy = dirs_->add(path, d.oid, d);
+      copy.entry_begin += entry_shift;
+      copy.entry_end += entry_shift;
+      copy.path_begin += path_shift;
+      copy.path_end += path_shift;
+      copy.lendable = true;
     }
     return true;
   }
@@ -298,7 +308,9 @@ class TreeWalk {
     }
     stack_.push_back(open_tree(odb_, oid, path_.size()));
     stack_.back().dir = dirs_->size();
-    dirs_->push_back(WalkDir{path_, key(oid), out_->count, 0, out_->paths.size(), 0, 0});
+    WalkDir& d = dirs_->add(path_, oid);
+    d.entry_begin = out_->count;
+    d.path_begin = out_->paths.size();
   }
 
   // git checks whole paths, with the entry's mode, when they enter the index: a directory
@@ -323,7 +335,7 @@ class TreeWalk {
   Odb& odb_;
   PathProtection protect_;
   FlatTree* out_;
-  std::vector<WalkDir>* dirs_;
+  WalkDirs* dirs_;
   std::vector<const WalkMemo*> memos_;
   std::vector<Frame> stack_;
   std::string path_;
@@ -335,7 +347,7 @@ class TreeWalk {
 }  // namespace
 
 void walk_tree(Odb& odb, const uint8_t* tree_oid, PathProtection protect, FlatTree* out,
-               std::vector<WalkDir>* dirs, const std::vector<const WalkMemo*>& reuse) {
+               WalkDirs* dirs, const std::vector<const WalkMemo*>& reuse) {
   TreeWalk(odb, protect, out, dirs, reuse).run(tree_oid);
 }
 

@@ -79,8 +79,13 @@ export interface NativeOdb {
   resolvePrefix(hex: string): { count: number; oid?: Buffer };
   writeFiles(req: NativeWriteRequest): NativeWriteResult;
   writeFilesAsync(req: NativeWriteRequest): Promise<NativeWriteResult>;
-  /** Frees the delta-base cache; the reader stays usable. */
+  /** Frees the delta-base cache (and what releaseWalks frees); the reader stays usable. */
   releaseCache(): void;
+  /**
+   * Lets go of the kept walk and the lent index (their tables, and the JS arrays they held):
+   * for when no more walks will copy from them; the delta-base cache stays.
+   */
+  releaseWalks(): void;
   close(): void;
 }
 

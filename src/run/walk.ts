@@ -72,5 +72,8 @@ export function walkTrees(job: Job, opened: Opened): Walked {
         : headIsIndex
           ? current!.entries
           : walkTree(odb, headId, protect);
+  // No walk copies from the kept walk or the lent index after these: their tables go now (tens
+  // of MB at a million entries), not when the plan ends.
+  odb.releaseWalks();
   return { protect, pathspec, targetWalk, targetEntries, head };
 }
