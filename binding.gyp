@@ -57,6 +57,7 @@
         # native/convert/
         "native/convert/convert.cc",
         # native/binding/
+        "native/binding/arrays.cc",
         "native/binding/binding.cc",
         "native/binding/convert.cc",
         "native/binding/index.cc",

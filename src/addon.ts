@@ -53,6 +53,13 @@ export interface Addon
    * the threads' arenas (all but the main one) hold at least that many free bytes.
    */
   releaseMemory(minThreadFree?: number): boolean;
+  /**
+   * Detaches the ArrayBuffer under each view of 2 MiB or more (smaller ones are left), so its
+   * memory goes back by the next turn of the event loop, not when the collector finds it; every
+   * view of it has length 0 afterwards. Returns the bytes released. Only between phases: never
+   * while a native task reads one of them.
+   */
+  releaseArrays(views: ArrayBufferView[]): number;
   /** The free bytes the threads' malloc arenas hold (glibc's malloc_info; 0 elsewhere). */
   threadArenasFree(): number;
   /**

@@ -1,6 +1,7 @@
 // The index written as it is made (writeIndexFile: natively, a part of entries at a time, the
 // checksum last): the same bytes as the index made whole (buildIndex), for every version and
-// across the parts' boundaries; git reads it; a write that fails is a coded error.
+// across the parts' boundaries; git reads it; a write that fails is a coded error. And compared
+// as it is made with a file read (indexFileEquals), as a checkout that changed nothing does.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -9,7 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { INTENT_TO_ADD, SKIP_WORKTREE, readIndex } from '../dist/index/read.js';
-import { STAT_WORDS, buildIndex, extensionBytes, writeIndexFile } from '../dist/index/write.js';
+import {
+  STAT_WORDS,
+  buildIndex,
+  extensionBytes,
+  indexFileEquals,
+  writeIndexFile,
+} from '../dist/index/write.js';
+import { loadAddon } from '../dist/addon.js';
 import { LockFile } from '../dist/lock.js';
 import { EntryList } from '../dist/plan/entries.js';
 
@@ -122,6 +130,50 @@ test('a write that fails is ERR_IO naming the lock, its errno kept', () => {
       lock.rollback();
     }
     assert.equal(fs.existsSync(path.join(dir, 'index.lock')), false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the index compared as it is made with a file read: equal only byte for byte', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pcheckout-index-equals-'));
+  try {
+    const addon = loadAddon();
+    for (const n of [0, 1, 20_005]) {
+      const { list, stats } = entries(n);
+      const extensions = [extensionBytes('ZZZZ', Buffer.from('an extension git skips'))];
+      for (const options of [{ version: 2 }, { version: 4, extensions }]) {
+        const bytes = written(dir, list, stats, options);
+        const file = path.join(dir, 'index');
+        // A mapping, as the index read is: its pages are dropped as they are compared, and it
+        // still reads the same afterwards.
+        const mapped = addon.mapFile(file).data;
+        assert.equal(indexFileEquals(mapped, list, stats, options), true, `${n} entries`);
+        assert.ok(mapped.equals(bytes));
+        assert.equal(indexFileEquals(Buffer.from(bytes), list, stats, options), true);
+        // Another version, other extensions: not the same file.
+        assert.equal(indexFileEquals(mapped, list, stats, { version: 3, extensions: [] }), false);
+        if (n === 0) continue;
+        // A stat word changed in the first part, or in the last one.
+        for (const i of [0, n - 1]) {
+          const other = stats.slice();
+          other[i * STAT_WORDS + 1] ^= 1;
+          assert.equal(indexFileEquals(mapped, list, other, options), false, `entry ${i}`);
+        }
+        // Shorter or longer than what is made, or written with index.skipHash (a zero checksum).
+        assert.equal(
+          indexFileEquals(bytes.subarray(0, bytes.length - 1), list, stats, options),
+          false,
+        );
+        assert.equal(
+          indexFileEquals(Buffer.concat([bytes, Buffer.alloc(1)]), list, stats, options),
+          false,
+        );
+        const skipped = Buffer.from(bytes);
+        skipped.fill(0, skipped.length - 20);
+        assert.equal(indexFileEquals(skipped, list, stats, options), false);
+      }
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -1,4 +1,4 @@
-// Giving freed heap memory back to the system between calls.
+// Giving memory back to the system: freed heap memory between calls, a buffer's pages.
 #pragma once
 
 #include <cstddef>
@@ -14,5 +14,12 @@ bool release_free_memory();
 // The free bytes the arenas other than the main one hold (the threads' arenas: ours), from
 // glibc's malloc_info report; 0 elsewhere or when the report cannot be read.
 std::size_t thread_arenas_free_bytes();
+
+// Drops the whole pages inside [data, data + len) from the process now (madvise DONTNEED):
+// anonymous memory reads as zeros if touched again, a private mapping of a file never written
+// reads the file again. Only for bytes their owner is done with (an allocator's bookkeeping lies
+// outside its blocks, so a buffer's interior pages are its own). Advice only: a failure keeps
+// the pages.
+void drop_pages(const void* data, std::size_t len);
 
 }  // namespace pc

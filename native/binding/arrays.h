@@ -83,6 +83,9 @@ inline Napi::Buffer<uint8_t> copy_buffer(Napi::Env env, const void* data, std::s
   return out;
 }
 
+// releaseArrays(views) -> bytes (arrays.cc).
+Napi::Value ReleaseArrays(const Napi::CallbackInfo& info);
+
 // A typed array holding a copy of a vector.
 template <typename Array, typename T>
 Array copy_out(Napi::Env env, const std::vector<T>& v) {

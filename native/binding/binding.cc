@@ -13,6 +13,7 @@
 #include "base/common.h"
 #include "base/memory.h"
 #include "base/thread_slice.h"
+#include "binding/arrays.h"
 #include "binding/convert.h"
 #include "binding/index.h"
 #include "binding/odb.h"
@@ -114,7 +115,9 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod<&Addon::Dirs>("dirsOf", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndex>("serializeIndex", napi_enumerable),
                              InstanceMethod<&Addon::WriteIndexTo>("writeIndexFile", napi_enumerable),
+                             InstanceMethod<&Addon::SameIndex>("indexFileEquals", napi_enumerable),
                              InstanceMethod<&Addon::Unmap>("releaseMapped", napi_enumerable),
+                             InstanceMethod<&Addon::Release>("releaseArrays", napi_enumerable),
                              InstanceMethod<&Addon::TreeExtension>("cacheTreeExtension",
                                                                    napi_enumerable),
                              InstanceMethod<&Addon::TreeInvalidated>("invalidateCacheTree",
@@ -154,7 +157,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value Dirs(const Napi::CallbackInfo& info) { return binding::DirsOf(info); }
   Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return binding::SerializeIndex(info); }
   Napi::Value WriteIndexTo(const Napi::CallbackInfo& info) { return binding::WriteIndexFile(info); }
+  Napi::Value SameIndex(const Napi::CallbackInfo& info) { return binding::IndexFileEquals(info); }
   Napi::Value Unmap(const Napi::CallbackInfo& info) { return binding::ReleaseMapped(info); }
+  Napi::Value Release(const Napi::CallbackInfo& info) { return binding::ReleaseArrays(info); }
   Napi::Value TreeExtension(const Napi::CallbackInfo& info) {
     return binding::CacheTreeExtension(info);
   }

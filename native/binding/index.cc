@@ -215,6 +215,18 @@ Napi::Value WriteIndexFile(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, write_index_file(in, fd));
 }
 
+// indexFileEquals(file: Buffer, list, stats, extFlags, version, extensions) -> whether the file
+// these make is `file` byte for byte (an index read, its checksum verified): compared as it is
+// serialized, `file`'s pages dropped as they are compared (index_file_writer.h).
+Napi::Value IndexFileEquals(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 6 || !info[0].IsBuffer())
+    throw_arg(env, "indexFileEquals(file: Buffer, list, stats, extFlags, version, extensions)");
+  auto file = info[0].As<Napi::Buffer<uint8_t>>();
+  IndexWrite in = index_write_args(info, 1);
+  return Napi::Boolean::New(env, index_file_equals(in, file.Data(), file.Length()));
+}
+
 Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsBuffer())

@@ -21,6 +21,8 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info);
 Napi::Value SerializeIndex(const Napi::CallbackInfo& info);
 Napi::Value ReleaseMapped(const Napi::CallbackInfo& info);
 Napi::Value WriteIndexFile(const Napi::CallbackInfo& info);
+// indexFileEquals(file, list, stats, extFlags, version, extensions) -> boolean (index.cc).
+Napi::Value IndexFileEquals(const Napi::CallbackInfo& info);
 
 // cacheTreeExtension(dirs, differing: Buffer, sparse?: { paths, oids } | null) -> Buffer: the
 // TREE extension of a walk's directories (walkTree's `dirs`), not valid above each of the

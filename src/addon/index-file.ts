@@ -70,6 +70,19 @@ export interface IndexExports {
     extensions: Buffer[],
   ): number;
   /**
+   * Whether that file is `file` byte for byte: an index read, its checksum verified (a file
+   * ending in 20 zero bytes never is). Compared as it is serialized, a part at a time; the pages
+   * of `file` (a mapping) are dropped from the process as they are compared.
+   */
+  indexFileEquals(
+    file: Buffer,
+    list: NativePathList,
+    stats: Uint32Array,
+    extFlags: Uint16Array | null,
+    version: 2 | 3 | 4,
+    extensions: Buffer[],
+  ): boolean;
+  /**
    * The TREE extension (signature, size, data) of a walk's directories, each valid but those
    * above the NUL-terminated paths of `differing`; a sparse index's directories (`sparse`) one
    * entry each, with nothing below them.

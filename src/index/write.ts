@@ -114,6 +114,29 @@ export function writeIndexFile(
 }
 
 /**
+ * Whether the file writeIndexFile would write is `file` (an index read, its checksum verified)
+ * byte for byte, found without making it whole: a checkout that changed nothing leaves the
+ * index as it is. The pages of `file` compared are dropped from the process.
+ */
+export function indexFileEquals(
+  file: Buffer,
+  entries: EntryList,
+  stats: Uint32Array,
+  options: BuildIndexOptions = {},
+): boolean {
+  const { version, extFlags } = checkedLayout(entries, options);
+  const { paths, starts, count, oids, modes } = entries;
+  return loadAddon().indexFileEquals(
+    file,
+    { paths, starts, count, oids, modes },
+    stats,
+    extFlags,
+    version,
+    options.extensions ?? [],
+  );
+}
+
+/**
  * The version and extended flags an index is written with: version 2 by default, 3 at least
  * when an entry has extended flags (which must be known ones).
  */

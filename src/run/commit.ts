@@ -35,6 +35,7 @@ import {
   STAT_WORDS,
   buildIndex,
   extensionBytes,
+  indexFileEquals,
   patchIndex,
   writeIndexFile,
   type BuildIndexOptions,
@@ -146,11 +147,32 @@ function sparseIndex(
   });
 }
 
+/**
+ * Whether this phase reads the old index's entries or stat data (not only its raw file and
+ * version): a restore or a checkout of paths keeps entries from it, a split or expanded sparse
+ * index read is rebuilt from its parts, a sparse index written collapses with it. Otherwise
+ * they may be let go before the write (open.ts, releaseIndexRead).
+ */
+export function readsIndexRead(job: Job, opened: Opened, cone: Planned['cone']): boolean {
+  const { current, mode } = opened;
+  if (current === null) return false;
+  return (
+    mode === 'restore' ||
+    mode === 'paths' ||
+    current.split !== undefined ||
+    current.expandedFrom !== undefined ||
+    current.sparse ||
+    sparseIndexAllowed(job.repo, cone)
+  );
+}
+
 /** A new index file made as it is written (see composeIndex). */
 interface IndexStream {
   readonly entries: EntryList;
   readonly stats: Uint32Array;
   readonly options: BuildIndexOptions;
+  /** Whether the file read may be this one (compared before it is written). */
+  readonly compare: boolean;
 }
 
 function sameBytes(parts: readonly Buffer[], raw: Buffer): boolean {
@@ -219,11 +241,13 @@ function composeIndex(
     ? buildSplitIndex(plan.result, stats, options, readSplit, opened.split)
     : null;
   const { created, updated, deleted } = plan.counts;
-  if (split === null && !inPlace && (current === null || created + updated + deleted > 0)) {
+  if (split === null && !inPlace) {
     const stream = {
       entries: sparse?.entries ?? plan.result,
       stats: sparse?.stats ?? stats,
       options,
+      // Nothing changed in the worktree: the file may be the one read, byte for byte.
+      compare: current !== null && created + updated + deleted === 0,
     };
     return { index: null, stream, split, inPlace };
   }
@@ -253,7 +277,14 @@ export async function commitIndex(
   // Nothing changed (a no-op refresh, a restore with nothing to do): the index on disk already
   // says all of it, byte for byte; the lock is let go instead of a rewrite, as git leaves an
   // index it did not change.
-  if (current !== null && index !== null && !split?.shared && sameBytes(index, current.raw)) {
+  const unchanged =
+    current !== null &&
+    !split?.shared &&
+    (index !== null
+      ? sameBytes(index, current.raw)
+      : stream!.compare &&
+        indexFileEquals(current.raw, stream!.entries, stream!.stats, stream!.options));
+  if (unchanged) {
     indexLock.rollback();
     opened.watch?.record(indexIdentity(job.indexPath), plan.result, plan.verified, inPlace);
     return { racy, waited: 0 };

@@ -14,12 +14,12 @@ import type { Resources } from '../resources.js';
 import { FilterSession } from '../write/filters.js';
 import { partWay, type PartWayContext } from '../part-way.js';
 import { changesOf } from './changes.js';
-import { commitIndex } from './commit.js';
+import { commitIndex, readsIndexRead } from './commit.js';
 import { fetchMissing, type Fetched } from './fetch.js';
 import { abortedError, type Control } from './control.js';
 import { finishHead, postCheckout } from './finish.js';
 import type { Job } from './job.js';
-import { open, release, resolveConfig, type Opened } from './open.js';
+import { open, release, releaseIndexRead, resolveConfig, type Opened } from './open.js';
 import { planCall, type Planned } from './plan.js';
 import { dryRunSummary, stopsOf, summarize } from './report.js';
 import { walkTrees } from './walk.js';
@@ -63,6 +63,12 @@ export async function run(
       ({ planned, fetched } = await fetchMissing(job, config, opened, planned, control));
       killPoint();
     }
+    // The index read, where nothing after the plan reads it again, is let go in two steps:
+    // its entries now, its stat data once the writes have taken the kept entries'.
+    const { result } = planned.plan;
+    const keep = [result.paths, result.oids, result.modes, result.starts];
+    const letGo = !settings.changes && !readsIndexRead(job, opened, planned.cone);
+    if (letGo) releaseIndexRead(opened, 'entries', keep);
     control.phase('write', planned.plan.files.length);
     partWayContext = {
       mode: job.materialize ? 'materialize' : opened.mode,
@@ -71,6 +77,7 @@ export async function run(
     };
     const written = await writeWorktree(job, config, opened, planned, filters, control);
     const writeTime = performance.now();
+    if (letGo) releaseIndexRead(opened, 'stats', [...keep, written.outcome.stats]);
     const decoded = opened.addon.decodeStats(opened.store.opened());
     control.phase('index', planned.plan.result.count);
     const indexed = await commitIndex(job, config, opened, walked, planned, written);
