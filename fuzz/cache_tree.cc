@@ -137,7 +137,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   pc::WalkMemo memo;
   size_t lent = pc::lend_index(index, stages.data(), ext_flags.data(), dirs, {}, &memo);
   size_t lendable = 0;
-  for (const pc::WalkDir& d : memo.dirs) lendable += d.lendable ? 1 : 0;
+  for (size_t j = 0; j < memo.dirs.size(); j++) lendable += memo.dirs[j].lendable ? 1 : 0;
   FZ_CHECK(lent == 0 || lent == lendable);
   if (lent == 0) return 0;
   FZ_CHECK(memo.paths != nullptr && memo.starts == index.starts);
@@ -145,7 +145,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t j = 0; j < memo.dirs.size(); j++) {
     const pc::WalkDir& d = memo.dirs[j];
     if (!d.lendable) continue;
-    const std::string& path = d.path;
+    const std::string path(memo.dirs.path(j));
     FZ_CHECK(pc::find_dir(memo, path) == j);
     FZ_CHECK(d.entry_begin < d.entry_end && d.entry_end <= index.count);
     FZ_CHECK(d.path_begin == starts[d.entry_begin] && d.path_end == starts[d.entry_end]);
@@ -156,7 +156,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (d.entry_begin > 0) FZ_CHECK(path_at(d.entry_begin - 1).compare(0, path.size(), path) != 0);
     if (d.entry_end < index.count) FZ_CHECK(path_at(d.entry_end).compare(0, path.size(), path) != 0);
     // Every directory below it is lent too (a walk copies them with it).
-    for (size_t k = j + 1; k < memo.dirs.size() && memo.dirs[k].path.compare(0, path.size(), path) == 0; k++)
+    for (size_t k = j + 1; k < memo.dirs.size() && memo.dirs.path(k).substr(0, path.size()) == path; k++)
       FZ_CHECK(memo.dirs[k].lendable);
   }
   return 0;

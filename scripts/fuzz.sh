@@ -76,7 +76,7 @@ fi
 link tree "$root/fuzz/tree.cc" "${odb[@]}" tree path_rules huge_buffer huge_pages
 link index_entries "$root/fuzz/index_entries.cc" common index_entries
 link path_rules "$root/fuzz/path_rules.cc" path_rules
-link cache_tree "$root/fuzz/cache_tree.cc" common cache_tree index_lender huge_buffer huge_pages
+link cache_tree "$root/fuzz/cache_tree.cc" "${odb[@]}" tree path_rules cache_tree index_lender huge_buffer huge_pages
 targets+=(tree index_entries path_rules cache_tree)
 if [ $# -gt 0 ]; then targets=("$@"); fi
 
