@@ -55,6 +55,21 @@ describe('racy-git wait', () => {
     assert.equal(d.waited, true);
   });
 
+  test("auto: a few racy files in a big index are worth waiting for (git's status rewrites it)", () => {
+    const now = 1_800_000_000_500; // 500 ms left
+    // 1,000 small racy files: ~25 ms to re-hash. In an index of 1,000 entries that is all git's
+    // next look costs; in one of a million it writes the whole index again (~0.5 s).
+    const racy = Array.from({ length: 1000 }, () => [1_800_000_000, 100]);
+    const small = decideRacyWait('auto', stats(racy), now);
+    assert.equal(small.waited, false, `${small.rehashMs} vs ${small.waitMs}`);
+    const kept = Array.from({ length: 999_000 }, () => [0, 0]); // not written by this checkout
+    const positions = racy.map((_, k) => k);
+    const big = decideRacyWait('auto', stats([...racy, ...kept]), now, positions);
+    assert.equal(big.entries, 1000);
+    assert.ok(big.rehashMs > big.waitMs, `${big.rehashMs} vs ${big.waitMs}`);
+    assert.equal(big.waited, true);
+  });
+
   test('nothing written in the current second: no wait in any policy', () => {
     const now = 1_800_000_005_000;
     for (const policy of ['auto', 'always', 'never']) {
