@@ -217,14 +217,23 @@ Napi::Value WriteIndexFile(const Napi::CallbackInfo& info) {
 
 // indexFileEquals(file: Buffer, list, stats, extFlags, version, extensions) -> whether the file
 // these make is `file` byte for byte (an index read, its checksum verified): compared as it is
-// serialized, `file`'s pages dropped as they are compared (index_file_writer.h).
+// serialized; a mapping of mapFile's has its pages dropped as they are compared
+// (index_file_writer.h).
 Napi::Value IndexFileEquals(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 6 || !info[0].IsBuffer())
     throw_arg(env, "indexFileEquals(file: Buffer, list, stats, extFlags, version, extensions)");
   auto file = info[0].As<Napi::Buffer<uint8_t>>();
   IndexWrite in = index_write_args(info, 1);
-  return Napi::Boolean::New(env, index_file_equals(in, file.Data(), file.Length()));
+  // Only a whole mapping of mapFile's has its pages dropped: those of any other Buffer are
+  // its bytes.
+  bool mapped = false;
+  {
+    std::lock_guard<std::mutex> lock(mapped_mutex);
+    auto at = mapped_files().find(file.Data());
+    mapped = at != mapped_files().end() && at->second->size() == file.Length();
+  }
+  return Napi::Boolean::New(env, index_file_equals(in, file.Data(), file.Length(), mapped));
 }
 
 Napi::Value CacheTreeExtension(const Napi::CallbackInfo& info) {

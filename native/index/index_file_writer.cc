@@ -63,7 +63,8 @@ int write_index_file(const IndexWrite& in, int fd) {
   return error;
 }
 
-bool index_file_equals(const IndexWrite& in, const uint8_t* file, size_t len) {
+bool index_file_equals(const IndexWrite& in, const uint8_t* file, size_t len,
+                       bool drop_compared) {
   if (len < 20) return false;
   static const uint8_t kZeros[20] = {};
   if (std::memcmp(file + len - 20, kZeros, 20) == 0) return false;
@@ -73,7 +74,7 @@ bool index_file_equals(const IndexWrite& in, const uint8_t* file, size_t len) {
            // The checksum's room is not compared (see the header).
            const size_t n = last ? buf.size() - 20 : buf.size();
            if (n > len - 20 - at || std::memcmp(file + at, buf.data(), n) != 0) return false;
-           drop_pages(file + at, n);
+           if (drop_compared) drop_pages(file + at, n);
            at += n;
            return true;
          }) &&

@@ -20,9 +20,10 @@ int write_index_file(const IndexWrite& in, int fd);
 // Whether the whole file `in` makes is, byte for byte, `file` (len bytes): an index read whose
 // checksum the caller verified, so that equal contents mean an equal checksum, which is then
 // not computed. (A file that ends in 20 zero bytes, written with index.skipHash, never equals
-// one written here.) Compared a part at a time, never whole in memory; `file` is a mapping, and
-// the pages compared are dropped from the process as it goes (read again from the page cache if
-// touched: an index of a million entries would otherwise count 120 MB more in RSS).
-bool index_file_equals(const IndexWrite& in, const uint8_t* file, size_t len);
+// one written here.) Compared a part at a time, never whole in memory. With `drop_compared`
+// (`file` is a private mapping of the file, never written), the pages compared are dropped from
+// the process as it goes: read again from the page cache if touched, where an index of a
+// million entries would otherwise count 120 MB more in RSS.
+bool index_file_equals(const IndexWrite& in, const uint8_t* file, size_t len, bool drop_compared);
 
 }  // namespace pc

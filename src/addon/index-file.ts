@@ -71,8 +71,9 @@ export interface IndexExports {
   ): number;
   /**
    * Whether that file is `file` byte for byte: an index read, its checksum verified (a file
-   * ending in 20 zero bytes never is). Compared as it is serialized, a part at a time; the pages
-   * of `file` (a mapping) are dropped from the process as they are compared.
+   * ending in 20 zero bytes never is). Compared as it is serialized, a part at a time; when
+   * `file` is a mapping of mapFile's, its pages are dropped from the process as they are
+   * compared (any other Buffer is left as it is).
    */
   indexFileEquals(
     file: Buffer,
