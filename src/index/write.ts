@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { STAT_WORDS, loadAddon } from '../addon.js';
+import { STAT_WORDS, loadAddon, type NativePathList } from '../addon.js';
 import { PcheckoutError } from '../errors.js';
 import type { EntryList } from '../plan/entries.js';
 
@@ -101,22 +101,14 @@ export function writeIndexFile(
   stats: Uint32Array,
   options: BuildIndexOptions = {},
 ): number {
-  const { version, extFlags } = checkedLayout(entries, options);
-  const { paths, starts, count, oids, modes } = entries;
-  return loadAddon().writeIndexFile(
-    fd,
-    { paths, starts, count, oids, modes },
-    stats,
-    extFlags,
-    version,
-    options.extensions ?? [],
-  );
+  return loadAddon().writeIndexFile(fd, ...nativeIndexArgs(entries, stats, options));
 }
 
 /**
  * Whether the file writeIndexFile would write is `file` (an index read, its checksum verified)
  * byte for byte, found without making it whole: a checkout that changed nothing leaves the
- * index as it is. The pages of `file` compared are dropped from the process.
+ * index as it is. When `file` is a mapping of mapFile's, its pages are dropped from the process
+ * as they are compared.
  */
 export function indexFileEquals(
   file: Buffer,
@@ -124,16 +116,24 @@ export function indexFileEquals(
   stats: Uint32Array,
   options: BuildIndexOptions = {},
 ): boolean {
+  return loadAddon().indexFileEquals(file, ...nativeIndexArgs(entries, stats, options));
+}
+
+/** The native serializer's arguments after its first: list, stats, extFlags, version, extensions. */
+function nativeIndexArgs(
+  entries: EntryList,
+  stats: Uint32Array,
+  options: BuildIndexOptions,
+): [NativePathList, Uint32Array, Uint16Array | null, 2 | 3 | 4, Buffer[]] {
   const { version, extFlags } = checkedLayout(entries, options);
   const { paths, starts, count, oids, modes } = entries;
-  return loadAddon().indexFileEquals(
-    file,
+  return [
     { paths, starts, count, oids, modes },
     stats,
     extFlags,
     version,
     options.extensions ?? [],
-  );
+  ];
 }
 
 /**
