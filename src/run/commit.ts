@@ -33,7 +33,6 @@ import {
 } from '../index/split-write.js';
 import {
   STAT_WORDS,
-  buildIndex,
   extensionBytes,
   indexFileEquals,
   patchIndex,
@@ -251,11 +250,13 @@ function composeIndex(
     };
     return { index: null, stream, split, inPlace };
   }
+  // Not streamed: a restore's entries patched in place, or a split index's file (a whole index
+  // that is neither is streamed above, compared with the one read when nothing changed).
   const index = inPlace
     ? current.expandedFrom
       ? patchSparse(current, stats)
       : patchIndex(current.raw, current.offsets, current.stats, stats)
-    : [split?.main ?? buildIndex(sparse?.entries ?? plan.result, sparse?.stats ?? stats, options)];
+    : [split!.main];
   return { index, stream: null, split, inPlace };
 }
 
