@@ -36,6 +36,15 @@ std::unordered_map<const uint8_t*, const pc::MappedFile*>& mapped_files() {
   return *files;
 }
 
+// The mapping `data` is, whole, or null (any other Buffer, or a part of a mapping). The mapping
+// lives as long as the Buffer, which the caller holds.
+const pc::MappedFile* mapping_of(const Napi::Buffer<uint8_t>& data) {
+  std::lock_guard<std::mutex> lock(mapped_mutex);
+  auto at = mapped_files().find(data.Data());
+  if (at == mapped_files().end() || at->second->size() != data.Length()) return nullptr;
+  return at->second;
+}
+
 }  // namespace
 
 // parseIndexEntries(file: Buffer, end, version, count) -> the entries as flat arrays (see
@@ -151,12 +160,9 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
 Napi::Value ReleaseMapped(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsBuffer()) throw_arg(env, "releaseMapped(data: Buffer)");
-  auto data = info[0].As<Napi::Buffer<uint8_t>>();
-  std::lock_guard<std::mutex> lock(mapped_mutex);
-  auto at = mapped_files().find(data.Data());
-  if (at == mapped_files().end() || at->second->size() != data.Length())
-    return Napi::Boolean::New(env, false);
-  at->second->release();
+  const pc::MappedFile* mapping = mapping_of(info[0].As<Napi::Buffer<uint8_t>>());
+  if (mapping == nullptr) return Napi::Boolean::New(env, false);
+  mapping->release();
   return Napi::Boolean::New(env, true);
 }
 
@@ -227,12 +233,7 @@ Napi::Value IndexFileEquals(const Napi::CallbackInfo& info) {
   IndexWrite in = index_write_args(info, 1);
   // Only a whole mapping of mapFile's has its pages dropped: those of any other Buffer are
   // its bytes.
-  bool mapped = false;
-  {
-    std::lock_guard<std::mutex> lock(mapped_mutex);
-    auto at = mapped_files().find(file.Data());
-    mapped = at != mapped_files().end() && at->second->size() == file.Length();
-  }
+  const bool mapped = mapping_of(file) != nullptr;
   return Napi::Boolean::New(env, index_file_equals(in, file.Data(), file.Length(), mapped));
 }
 

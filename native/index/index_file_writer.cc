@@ -21,8 +21,9 @@ struct CtxFree {
   void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
 };
 
-// Each part of the whole file in turn, with the room for the checksum (20 zero bytes) at the
-// end of the last: to `part(bytes, last)`, which returns false to stop there.
+// Each part of the whole file in turn into `buf`, with the room for the checksum (20 zero
+// bytes) at the end of the last, then `part(last)`, which reads `buf` and returns false to
+// stop there.
 template <typename Part>
 bool serialize_parts(const IndexWrite& in, std::string* buf, Part part) {
   IndexWrite each = in;
