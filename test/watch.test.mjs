@@ -228,12 +228,12 @@ describe('warm engine: the worktree watch', () => {
   test('one-shot calls and `watch: false` keep no watch', async () => {
     const { twins } = await primed(src, 'B', []);
     const one = await checkout(twins.pc, RESTORE);
-    assert.deepEqual(one.watch, { active: false, known: 0, stopped: null });
+    assert.deepEqual(one.watch, { active: false, known: 0, settled: false, stopped: null });
     const engine = createEngine({ watch: false });
     try {
       for (let i = 0; i < 3; i++) {
         const s = await engine.checkout(twins.pc, RESTORE);
-        assert.deepEqual(s.watch, { active: false, known: 0, stopped: null });
+        assert.deepEqual(s.watch, { active: false, known: 0, settled: false, stopped: null });
       }
     } finally {
       await engine.close();

@@ -133,7 +133,14 @@ async function planSwitch(s: Stage): Promise<Planned> {
 
   inTheWay(s, d, dirs);
   if (d.conflicts.count > 0) throw d.conflicts.error();
-  return { decisions: d, verified: false, replaceInTheWay: false, dirsLooked: dirs.slots };
+  // Entries neither written nor looked at are known only where a warm engine's watch vouched
+  // for them (Decisions carries that per entry); with no watch nothing is recorded.
+  return {
+    decisions: d,
+    verified: s.knownClean !== null,
+    replaceInTheWay: false,
+    dirsLooked: dirs.slots,
+  };
 }
 
 /** The rows whose worktree a switch looks at (see twoWayLooks; racy entries, leaving the cone). */

@@ -36,14 +36,23 @@ export function indexIdentity(path: string): string | null {
 /** Every leading directory of the entries' paths, latin1, with '' for the root. */
 function leadingDirs(entries: EntryList): Set<string> {
   const dirs = new Set<string>(['']);
-  let last = '';
+  const { paths, starts } = entries;
+  const SLASH = 0x2f;
+  // Byte ranges, not names: a string is made once per directory, not once per entry.
+  let lastFrom = 0;
+  let lastLen = -1;
   for (let i = 0; i < entries.count; i++) {
-    const name = entries.name(i);
-    const slash = name.lastIndexOf('/');
-    if (slash < 0) continue;
-    const dir = name.slice(0, slash);
-    if (dir === last) continue;
-    last = dir;
+    const from = starts[i]!;
+    const end = starts[i + 1]! - 1; // each path ends in a NUL
+    let slash = end - 1;
+    while (slash >= from && paths[slash] !== SLASH) slash--;
+    if (slash < from) continue;
+    const len = slash - from;
+    if (len === lastLen && paths.compare(paths, lastFrom, lastFrom + len, from, slash) === 0)
+      continue;
+    lastFrom = from;
+    lastLen = len;
+    const dir = paths.toString('latin1', from, slash);
     for (let d = dir; d !== '' && !dirs.has(d); d = d.slice(0, Math.max(0, d.lastIndexOf('/'))))
       dirs.add(d);
   }
@@ -85,6 +94,14 @@ function unmark(entries: EntryList, marks: Uint8Array, path: string, andBelow: b
 /** Events kept for a worktree between its calls; beyond, they are dropped and it starts afresh. */
 const MAX_INBOX = 200_000;
 
+/**
+ * How often the hub reads the kernel's queue while it holds watches. The queue holds
+ * fs.inotify.max_queued_events (16,384 by default) and then drops events; a 1% switch of a
+ * million files makes ~60,000 of its own, and a queue that overflowed costs every watch being
+ * armed again. Read every 20 ms, the queue takes ~800,000 events a second.
+ */
+const PUMP_MS = 20;
+
 /** One event of a worktree's, as the hub hands it over. */
 interface WatchEvent {
   dir: string;
@@ -101,6 +118,8 @@ export class WatchHub {
   private native: NativeWatch | null;
   private readonly owners = new Map<number, { watch: WorktreeWatch; dir: string }>();
   private readonly watches = new Set<WorktreeWatch>();
+  /** Reads the queue between reads of a call (unref'd: it keeps no process alive). */
+  private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(readonly addon: Addon) {
     try {
@@ -120,6 +139,10 @@ export class WatchHub {
     this.watches.add(watch);
     const wd = this.native.add(watch.root, Buffer.from(dir, 'latin1'));
     if (wd >= 0) this.owners.set(wd, { watch, dir });
+    if (wd >= 0 && this.timer === null) {
+      this.timer = setInterval(() => this.pump(), PUMP_MS);
+      this.timer.unref();
+    }
     return wd;
   }
 
@@ -165,6 +188,8 @@ export class WatchHub {
   }
 
   close(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
     for (const watch of [...this.watches]) watch.close();
     this.native?.close();
     this.native = null;
@@ -176,7 +201,14 @@ export class WorktreeWatch {
   private readonly wdOf = new Map<string, number>();
   /** The directories the recorded index needs watched. */
   private wanted = new Set<string>(['']);
-  private recorded: { identity: string; clean: Uint8Array } | null = null;
+  /** The index file `wanted` was made for (its identity), so it is not made again for it. */
+  private wantedFor: string | null = null;
+  /**
+   * What the last call knew: the index file it left, per entry whether the worktree matched,
+   * and `settled`, the tree the index and worktree were then exactly (every entry verified,
+   * every directory watched from before it was looked at), or null.
+   */
+  private recorded: { identity: string; clean: Uint8Array; settled: string | null } | null = null;
   private inbox: WatchEvent[] = [];
   private lost = false;
   private closed = false;
@@ -252,7 +284,10 @@ export class WorktreeWatch {
       identity !== null &&
       identity === record.identity &&
       entries.count === record.clean.length;
-    if (!trusted && entries !== null) this.wanted = leadingDirs(entries);
+    if (!trusted && entries !== null && (identity === null || identity !== this.wantedFor)) {
+      this.wanted = leadingDirs(entries);
+      this.wantedFor = identity;
+    }
     // Arm what is not watched; what is below a directory armed only now was not covered.
     for (const dir of this.wanted) {
       if (this.wdOf.has(dir)) continue;
@@ -274,22 +309,63 @@ export class WorktreeWatch {
     return known;
   }
 
+  /** Whether the last call left a settled record (settledFor may say yes). */
+  get recordedSettled(): boolean {
+    return this.recorded?.settled != null;
+  }
+
+  /**
+   * Whether nothing happened since the last call: it left the index (still the file
+   * `identity` names) and the worktree exactly `tree`, and since then no event names anything
+   * in the worktree and none was lost. A checkout of that same tree then has nothing to look
+   * at. Returns the index's entry count (the record is kept for the next call), or null: the
+   * events stay for knownClean, the call goes the usual way.
+   */
+  settledFor(identity: string | null, tree: string): number | null {
+    const record = this.recorded;
+    if (this.closed || !this.hub.usable || record === null || record.settled !== tree) return null;
+    if (identity === null || identity !== record.identity) return null;
+    this.hub.pump();
+    if (this.lost) return null;
+    const { ignored, deleteSelf, moveSelf } = this.hub.addon.watchFlags;
+    const gone = ignored | deleteSelf | moveSelf;
+    // A directory's own metadata (its times, as its entries change) names no entry.
+    if (this.inbox.some((e) => e.name !== '' || (e.mask & gone) !== 0)) return null;
+    this.inbox = [];
+    return record.clean.length;
+  }
+
   /**
    * After the index is committed: what this call knows of the worktree, per entry of the
    * index it wrote (`verified`: 1 where the file matched or was written), or null when it
    * did not look at every entry (a switch). `sameEntries`: the index holds the same paths as
-   * the one read (a restore), so the directories to watch are those already wanted.
+   * the one read (a restore), so the directories to watch are those already wanted. `tree`:
+   * the tree the index written holds exactly (a forced or fresh checkout of a whole tree, no
+   * sparse checkout), else null; it is the record's `settled` where every entry was verified
+   * and every directory of the index was watched before this call looked at it.
    */
   record(
     identity: string | null,
     entries: EntryList,
     verified: Uint8Array | null,
     sameEntries: boolean,
+    tree: string | null,
   ): void {
     if (this.closed) return;
     if (!sameEntries) this.wanted = leadingDirs(entries);
-    this.recorded =
-      identity === null || verified === null ? null : { identity, clean: verified.slice() };
+    this.wantedFor = identity;
+    if (identity === null || verified === null) {
+      this.recorded = null;
+      return;
+    }
+    const settled = tree !== null && !verified.includes(0) && this.watchesAll() ? tree : null;
+    this.recorded = { identity, clean: verified.slice(), settled };
+  }
+
+  /** Whether every directory wanted has a watch (armed at the start of a call, before its probe). */
+  private watchesAll(): boolean {
+    for (const dir of this.wanted) if (!this.wdOf.has(dir)) return false;
+    return true;
   }
 
   /** Stops watching: the watches are removed from the engine's instance. */

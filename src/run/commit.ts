@@ -260,6 +260,17 @@ function composeIndex(
   return { index, stream: null, split, inPlace };
 }
 
+/**
+ * The tree the index written holds exactly, or null: a forced or fresh checkout of a whole
+ * tree (no pathspec, no sparse checkout, no split index) leaves nothing of the index read.
+ */
+function wholeTree(job: Job, opened: Opened, cone: Cone | null): string | null {
+  const { mode, target, split } = opened;
+  if (mode !== 'force' && mode !== 'fresh') return null;
+  if (job.settings.paths !== undefined || cone !== null || split.split) return null;
+  return target?.tree ?? null;
+}
+
 export async function commitIndex(
   job: Job,
   config: CallConfig,
@@ -287,7 +298,13 @@ export async function commitIndex(
         indexFileEquals(current.raw, stream!.entries, stream!.stats, stream!.options));
   if (unchanged) {
     indexLock.rollback();
-    opened.watch?.record(indexIdentity(job.indexPath), plan.result, plan.verified, inPlace);
+    opened.watch?.record(
+      indexIdentity(job.indexPath),
+      plan.result,
+      plan.verified,
+      inPlace,
+      wholeTree(job, opened, cone),
+    );
     return { racy, waited: 0 };
   }
   // The racy second is waited out while the index is made and written, not before: the index
@@ -323,6 +340,7 @@ export async function commitIndex(
     plan.result,
     outcome.collisions.length === 0 ? plan.verified : null,
     inPlace,
+    wholeTree(job, opened, cone),
   );
   killPoint();
   return { racy, waited };

@@ -141,6 +141,32 @@ export interface Opened {
   /** The locks held (none in a dry run); released by `release`, whatever happens. */
   readonly indexLock: LockFile | null;
   readonly headUpdate: HeadUpdate | null;
+  /**
+   * A warm engine's worktree where nothing happened since its last call left it exactly this
+   * call's tree (plan/watch.ts `settledFor`): the index's entry count, all vouched for; the call
+   * has nothing to read, plan or write (null: the usual call).
+   */
+  readonly settled: { readonly entries: number } | null;
+}
+
+/** Whether the watch says this checkout has nothing to do, before the index is even read. */
+function settledState(
+  job: Job,
+  config: CallConfig,
+  resources: Resources,
+  refs: Refs,
+  odb: NativeOdb,
+): { watch: WorktreeWatch; target: Resolved; entries: number } | null {
+  const { settings, repo } = job;
+  // Only a whole checkout of a revision; a sparse checkout's patterns are a file the watch
+  // does not see (.git/info/sparse-checkout).
+  if (settings.restore || settings.paths) return null;
+  if (repo.config.getBool('core.sparsecheckout') === true) return null;
+  const watch = resources.watch(job.worktree, config.filesystem);
+  if (watch === null || !watch.recordedSettled) return null;
+  const target = resolveRevision(refs, odb, settings.ref, { allowTree: job.materialize });
+  const entries = watch.settledFor(indexIdentity(job.indexPath), target.tree);
+  return entries === null ? null : { watch, target, entries };
 }
 
 /** Opens the call: index, mode, revision, locks. `release` must be called when the call ends. */
@@ -152,25 +178,35 @@ export function open(job: Job, config: CallConfig, resources: Resources): Opened
   let headUpdate: HeadUpdate | null = null;
   let worktree: WorktreeDir | null = null;
   try {
-    const read = readIndex(job.indexPath);
-    const mode = chooseMode(job, read);
-    const split = splitConfig(repo.config, read, job.materialize);
     const store = resources.store(repo.objectDirs);
     addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
+    const refs = new Refs(repo);
+    const settled = dry ? null : settledState(job, config, resources, refs, store.odb);
+    const read = settled ? null : readIndex(job.indexPath);
+    const mode = settled
+      ? settings.force || job.materialize
+        ? 'force'
+        : 'switch'
+      : chooseMode(job, read);
+    const split = splitConfig(repo.config, read, job.materialize);
     // A sparse index is planned with as the full index git's ensure_full_index makes of it.
     const current = read && expandIndex(store.odb, read, pathProtection(repo.config));
     const exists = !dry || !(mode === 'fresh' && current === null && !dirExists(job.worktree));
-    worktree = exists ? new WorktreeDir(addon, job.worktree) : null;
+    worktree = exists && !settled ? new WorktreeDir(addon, job.worktree) : null;
     // Read before planning: what changed since the previous call (a warm engine only).
-    const watch = exists ? resources.watch(job.worktree, config.filesystem) : null;
-    const knownClean =
-      watch?.knownClean(current?.entries ?? null, current ? indexIdentity(job.indexPath) : null) ??
-      null;
-    const refs = new Refs(repo);
+    const watch =
+      settled?.watch ?? (exists ? resources.watch(job.worktree, config.filesystem) : null);
+    const knownClean = settled
+      ? null
+      : (watch?.knownClean(
+          current?.entries ?? null,
+          current ? indexIdentity(job.indexPath) : null,
+        ) ?? null);
     const target =
-      mode === 'restore'
+      settled?.target ??
+      (mode === 'restore'
         ? null
-        : resolveRevision(refs, store.odb, settings.ref, { allowTree: job.materialize });
+        : resolveRevision(refs, store.odb, settings.ref, { allowTree: job.materialize }));
     const moveHead = !job.materialize && mode !== 'paths' && target !== null && !target.keepHead;
     const headBefore = refs.read('HEAD');
     const oldOid = refs.resolve('HEAD');
@@ -192,6 +228,7 @@ export function open(job: Job, config: CallConfig, resources: Resources): Opened
       oldOid,
       indexLock,
       headUpdate,
+      settled: settled ? { entries: settled.entries } : null,
     };
   } catch (err) {
     headUpdate?.rollback();

@@ -42,7 +42,8 @@ function shared(job: Job, config: CallConfig, opened: Opened) {
     filesystem: config.filesystem,
     watch: {
       active: opened.watch !== null && opened.watch.stopped === null,
-      known: countKnown(opened.knownClean),
+      known: opened.settled?.entries ?? countKnown(opened.knownClean),
+      settled: opened.settled !== null,
       stopped: opened.watch?.stopped ?? null,
     },
   };
@@ -109,6 +110,62 @@ export function stopsOf(err: unknown): Stops | null {
   };
 }
 
+/** The racy figures of a call that wrote nothing. */
+function nothingRacy(job: Job): CheckoutSummary['racy'] {
+  return {
+    policy: job.settings.racyWait,
+    entries: 0,
+    bytes: 0,
+    rehashMs: 0,
+    waitMs: 0,
+    waited: false,
+  };
+}
+
+/**
+ * A settled call's summary (open's `settled`): every entry vouched for by the watch, nothing
+ * written, HEAD as finishHead left it.
+ */
+export function settledSummary(
+  job: Job,
+  config: CallConfig,
+  opened: Opened,
+  finished: Finished,
+  hook: HookResult | null,
+  started: number,
+): CheckoutSummary {
+  const headAfter = finished.headAfter;
+  const total = round(performance.now() - started);
+  return {
+    ...shared(job, config, opened),
+    dryRun: false,
+    ref: headAfter?.symref ?? null,
+    detached: !job.materialize && headAfter?.symref === undefined,
+    entries: opened.settled?.entries ?? 0,
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    changes: job.settings.changes ? { created: [], updated: [], deleted: [] } : null,
+    stops: null,
+    files: 0,
+    symlinks: 0,
+    gitlinks: 0,
+    bytes: 0,
+    fetched: null,
+    pool: { used: false, workers: 0, files: 0 },
+    filters: { files: 0, delayed: 0, failed: [] },
+    collisions: [],
+    racy: nothingRacy(job),
+    newBranch: opened.headUpdate?.newBranch ?? null,
+    hook,
+    store: null,
+    fsync: { mode: config.fsync, barrier: 'none', synced: 0, barrierMs: 0 },
+    warnings: [],
+    decoded: opened.addon.decodeStats(opened.store.opened()),
+    timings: { plan: total, fetch: 0, write: 0, index: 0, total, racyWait: 0 },
+  };
+}
+
 /** A dry run's summary: the plan's counts and paths (or what stops it), nothing written. */
 export function dryRunSummary(
   job: Job,
@@ -143,14 +200,7 @@ export function dryRunSummary(
     pool: { used: planned?.usePool ?? false, workers: 0, files: 0 },
     filters: { files: 0, delayed: 0, failed: [] },
     collisions: [],
-    racy: {
-      policy: job.settings.racyWait,
-      entries: 0,
-      bytes: 0,
-      rehashMs: 0,
-      waitMs: 0,
-      waited: false,
-    },
+    racy: nothingRacy(job),
     newBranch: null,
     hook: null,
     store: null,

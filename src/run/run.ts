@@ -19,9 +19,16 @@ import { fetchMissing, type Fetched } from './fetch.js';
 import { abortedError, type Control } from './control.js';
 import { finishHead, postCheckout } from './finish.js';
 import type { Job } from './job.js';
-import { open, release, releaseIndexRead, resolveConfig, type Opened } from './open.js';
+import {
+  open,
+  release,
+  releaseIndexRead,
+  resolveConfig,
+  type CallConfig,
+  type Opened,
+} from './open.js';
 import { planCall, type Planned } from './plan.js';
-import { dryRunSummary, stopsOf, summarize } from './report.js';
+import { dryRunSummary, settledSummary, stopsOf, summarize } from './report.js';
 import { walkTrees } from './walk.js';
 import { writeWorktree } from './write.js';
 import type { CheckoutSummary } from './summary.js';
@@ -40,6 +47,7 @@ export async function run(
   const filters = filterSession(job);
   try {
     opened = open(job, config, resources);
+    if (opened.settled !== null) return await settledCall(job, config, opened, control, started);
     // The tree walk and the blob lookup stop within a few thousand items of an abort.
     opened.odb.setCancel(control.flag);
     control.phase('walk');
@@ -111,6 +119,25 @@ export async function run(
     opened?.odb.setCancel(null);
     await filters.close();
   }
+}
+
+/**
+ * A warm engine's worktree that is already exactly the target (open's `settled`): nothing to
+ * walk, plan, write or index; HEAD moves if the revision is another, and the hook runs, as
+ * after any checkout.
+ */
+async function settledCall(
+  job: Job,
+  config: CallConfig,
+  opened: Opened,
+  control: Control,
+  started: number,
+): Promise<CheckoutSummary> {
+  control.phase('index', 0);
+  const finished = finishHead(job, config, opened);
+  control.phase('hook', 0, false);
+  const hook = await postCheckout(job, opened);
+  return settledSummary(job, config, opened, finished, hook, started);
 }
 
 /**

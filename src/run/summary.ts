@@ -103,9 +103,11 @@ export interface CheckoutSummary {
   /**
    * A warm engine's watch of the worktree: whether one is kept, and how many index entries it
    * vouched for, so that they were not looked at (see createEngine's `watch`); `stopped`: why
-   * it stopped for good and vouches for nothing (the kernel's inotify limit, say), else null.
+   * it stopped for good and vouches for nothing (the kernel's inotify limit, say), else null;
+   * `settled`: the last call left the index and worktree exactly this tree and nothing happened
+   * since, so nothing was read, planned or written.
    */
-  watch: { active: boolean; known: number; stopped: string | null };
+  watch: { active: boolean; known: number; settled: boolean; stopped: string | null };
   /** Milliseconds per phase. */
   timings: {
     plan: number;
