@@ -3,6 +3,7 @@
 //
 //   node monorepo.mjs [--sizes 100k,300k,1m (20k: try the harness)] [--tools pcheckout,git-w1,git-w2,git-auto]
 //                     [--build-only] [--trials 1] [--tmpfs-size 20g] [--json reference/<date>-monorepo.json]
+//                     [--engine [--engine-calls 10]]
 //
 // The repository (built once per size, cached as <cache>/monorepo-<size>/source.git) comes from
 // one `git fast-import` stream made by a deterministic generator: files of 0.5-8 KiB
@@ -18,14 +19,25 @@
 //   status  git status --porcelain
 // each under /usr/bin/time (wall, peak RSS, CPU). The index of every tool is compared with
 // git-w1's (`git ls-files -s --debug` digest) after each step. Writes JSON and an SVG chart.
+//
+// --engine: also a warm engine (createEngine, peers/engine-server.mjs, one process for all its
+// calls) in its own clone: the fresh checkout, then --engine-calls forced checkouts with nothing
+// changed (the first arms the watch of every directory; the rest are settled), then 1% switches
+// to next and back (two each), then two forced checkouts. Per call: wall time in the process,
+// peak RSS of the call (VmHWM, reset through /proc/<pid>/clear_refs before it) and RSS after.
+// The watch needs an inotify watch per directory (208,000 at 1M): when
+// fs.inotify.max_user_watches is lower and writable, it is raised for the run and put back
+// after (as watchman's and VS Code's docs tell their users to raise it); else the engine's
+// summary says the watch stopped.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import {
   CLEAN_ENV,
@@ -54,6 +66,8 @@ const { values: opt } = parseArgs({
     pcheckout: { type: 'string', default: process.env.PCHECKOUT_CLI || '' },
     timeout: { type: 'string', default: '1800' },
     'build-only': { type: 'boolean', default: false },
+    engine: { type: 'boolean', default: false },
+    'engine-calls': { type: 'string', default: '10' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -76,6 +90,8 @@ for (const s of sizes) if (!SIZES[s]) fail(`unknown size ${s}: one of ${Object.k
 const trials = Number(opt.trials);
 if (!Number.isInteger(trials) || trials < 1) fail('--trials must be a positive integer');
 const timeoutMs = Number(opt.timeout) * 1000;
+const engineCalls = Number(opt['engine-calls']);
+if (!Number.isInteger(engineCalls) || engineCalls < 2) fail('--engine-calls must be 2 or more');
 const PCHECKOUT_CLI = path.resolve(opt.pcheckout || path.join(MAIN, 'dist', 'cli.cjs'));
 
 // ---------------------------------------------------------------------------------------------
@@ -310,6 +326,133 @@ async function trial(tool, source, root, size, round) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The warm engine
+
+const WATCHES = '/proc/sys/fs/inotify/max_user_watches';
+const WANTED_WATCHES = 1_048_576;
+
+/** Raises max_user_watches for the run where it is lower and writable; gives back a restore. */
+function enoughWatches() {
+  const old = Number(fs.readFileSync(WATCHES, 'utf8').trim());
+  if (old >= WANTED_WATCHES) return () => {};
+  try {
+    fs.writeFileSync(WATCHES, String(WANTED_WATCHES));
+  } catch {
+    say(`  engine: ${WATCHES} is ${old} and not writable: the watch stops where it runs out`);
+    return () => {};
+  }
+  say(`  engine: ${WATCHES} ${old} -> ${WANTED_WATCHES} for the run (put back after)`);
+  return () => fs.writeFileSync(WATCHES, String(old));
+}
+
+const procStatus = (pid, key) => {
+  const m = fs
+    .readFileSync(`/proc/${pid}/status`, 'utf8')
+    .match(new RegExp(`^${key}:\\s+(\\d+)`, 'm'));
+  return m ? Math.round(Number(m[1]) / 1024) : null;
+};
+
+/** A warm engine in its own process: one call at a time, its time and memory. */
+function engineServer() {
+  const child = spawn(process.execPath, [path.join(HERE, 'peers', 'engine-server.mjs')], {
+    env: { ...process.env, ...CLEAN_ENV, PCHECKOUT_DIST: path.join(MAIN, 'dist', 'index.js') },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  let id = 0;
+  return {
+    async call(repo, options) {
+      fs.writeFileSync(`/proc/${child.pid}/clear_refs`, '5'); // VmHWM from here
+      child.stdin.write(`${JSON.stringify({ id: ++id, call: 'checkout', repo, options })}\n`);
+      const { value, done } = await answers.next();
+      if (done) throw new Error('the engine process ended');
+      const a = JSON.parse(value);
+      if (!a.ok) throw new Error(a.error);
+      return {
+        seconds: +(a.ms / 1000).toFixed(4),
+        peakMB: procStatus(child.pid, 'VmHWM'),
+        rssMB: procStatus(child.pid, 'VmRSS'),
+        settled: a.summary.watch.settled,
+        known: a.summary.watch.known,
+        stopped: a.summary.watch.stopped,
+        changed: a.summary.created + a.summary.updated + a.summary.deleted,
+      };
+    },
+    async close() {
+      child.stdin.end();
+      await new Promise((r) => child.on('close', r));
+    },
+  };
+}
+
+async function engineTrial(source, root, size, round) {
+  const dir = path.join(root, `t-${size}-engine-${round}`);
+  await fsp.rm(dir, { recursive: true, force: true });
+  await run('git', ['clone', '--no-checkout', '--local', '-q', '-b', 'base', source, dir], {
+    env: CLEAN_ENV,
+  });
+  await run('git', ['-C', dir, 'branch', '-q', 'next', 'origin/next'], { env: CLEAN_ENV });
+  execFileSync('sync');
+  const res = { tool: 'engine', size, round, load: machineLoad(), calls: [] };
+  const server = engineServer();
+  const call = async (label, options) => {
+    const r = { label, ...(await server.call(dir, options)) };
+    res.calls.push(r);
+    say(
+      `  ${size} engine ${label}: ${fmt(r.seconds, 3)} s, peak ${r.peakMB} MB, after ${r.rssMB} MB` +
+        `${r.settled ? ', settled' : ''}, known ${r.known}${r.stopped ? ` (watch stopped: ${r.stopped})` : ''}`,
+    );
+    return r;
+  };
+  try {
+    await call('fresh', {});
+    for (let i = 0; i < engineCalls; i++)
+      await call(i === 0 ? 'force (arms)' : 'force', { force: true });
+    for (let i = 0; i < 2; i++) {
+      await call('switch next', { ref: 'next' });
+      if (i === 0) res.switchIndex = indexDigest(dir);
+      await call('switch base', { ref: 'base' });
+    }
+    for (let i = 0; i < 2; i++) await call('force after', { force: true });
+  } finally {
+    await server.close();
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
+  return res;
+}
+
+/** The engine's figures of a size: medians over its trials. */
+function engineSummary(results, size, gitBestSwitch) {
+  const rs = results.filter((r) => r.size === size && r.tool === 'engine');
+  if (!rs.length) return null;
+  const pick = (f) => median(rs.map(f));
+  const calls = (r, label) => r.calls.filter((c) => c.label === label);
+  const settledForce = pick((r) => median(calls(r, 'force').map((c) => c.seconds)));
+  const warmSwitch = pick((r) =>
+    median([...calls(r, 'switch next'), ...calls(r, 'switch base')].map((c) => c.seconds)),
+  );
+  const first = pick((r) => r.calls[0].rssMB);
+  const last = pick((r) => Math.max(...r.calls.slice(1, engineCalls + 1).map((c) => c.rssMB)));
+  const git = results.filter((g) => g.size === size && g.tool === 'git-w1');
+  return {
+    fresh: pick((r) => r.calls[0].seconds),
+    arm: pick((r) => calls(r, 'force (arms)')[0].seconds),
+    settledForce,
+    settledAll: rs.every((r) => calls(r, 'force').every((c) => c.settled)),
+    warmSwitch,
+    warmSwitchPeakMB: pick((r) =>
+      Math.max(...[...calls(r, 'switch next'), ...calls(r, 'switch base')].map((c) => c.peakMB)),
+    ),
+    warmSwitchVsGitBest:
+      gitBestSwitch && warmSwitch !== null ? +(warmSwitch / gitBestSwitch).toFixed(3) : null,
+    rssAfterFirstMB: first,
+    rssAfterCallsMaxMB: last,
+    rssGrowth: first ? +(last / first).toFixed(3) : null,
+    sameIndex: !git.length || rs.every((r) => git.every((g) => g.switchIndex === r.switchIndex)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 const median = (xs) => {
@@ -356,6 +499,7 @@ function summarize(results) {
     out[size] = {
       files: n,
       tools: per,
+      engine: engineSummary(results, size, best('switch')),
       vsGitBest: {
         fresh: ratio('fresh'),
         switch: ratio('switch'),
@@ -455,6 +599,14 @@ async function main() {
       await run('cp', ['-a', repos[s].repo, source]);
       for (let round = 0; round < trials; round++) {
         for (const t of tools) results.push(await trial(TOOLS[t], source, mnt, s, round));
+        if (opt.engine) {
+          const restore = enoughWatches();
+          try {
+            results.push(await engineTrial(source, mnt, s, round));
+          } finally {
+            restore();
+          }
+        }
       }
       await fsp.rm(source, { recursive: true, force: true });
     }
@@ -497,8 +649,10 @@ async function main() {
       ]);
     }
   process.stdout.write(table(rows, 'llrrrrrrrrll') + '\n');
-  for (const s of sizes)
+  for (const s of sizes) {
     say(`${s} pcheckout / git's best: ${JSON.stringify(summary[s].vsGitBest)}`);
+    if (summary[s].engine) say(`${s} warm engine: ${JSON.stringify(summary[s].engine)}`);
+  }
   if (opt.json) {
     const doc = {
       schema: 1,
