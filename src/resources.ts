@@ -80,6 +80,7 @@ export class Resources {
   >();
   private readonly watches = new Map<string, { root: string; watch: WorktreeWatch }>();
   private hub: WatchHub | null = null;
+  private spent: ArrayBufferView[] = [];
   private closed = false;
 
   /** `watch`: keep a watch of each worktree between calls (a warm engine; see plan/watch.ts). */
@@ -136,11 +137,29 @@ export class Resources {
   }
 
   /**
+   * The big arrays of a call that has answered (the index read, the walks, the plan's result,
+   * the stat data written): given back with the caches, after the answer. Left to the garbage
+   * collector, a million-entry call's ~250 MB of them stayed resident until the next call's
+   * first collection, and counted at its peak.
+   */
+  spend(views: readonly ArrayBufferView[]): void {
+    this.spent.push(...views);
+  }
+
+  private releaseSpent(): void {
+    if (this.spent.length === 0) return;
+    const views = this.spent;
+    this.spent = [];
+    loadAddon().releaseArrays(views);
+  }
+
+  /**
    * Between checkouts: caches are dropped, readers stay, and the heap's free memory goes back
    * to the system once the threads' arenas hold TRIM_WORTHWHILE of it (they would otherwise
    * keep their peak).
    */
   idle(): void {
+    this.releaseSpent();
     for (const { all } of this.stores.values()) for (const odb of all) odb.releaseCache();
     if (this.stores.size > 0) loadAddon().releaseMemory(TRIM_WORTHWHILE);
   }
@@ -152,6 +171,7 @@ export class Resources {
   close(trim: 'all' | 'worthwhile' = 'all'): void {
     if (this.closed) return;
     this.closed = true;
+    this.releaseSpent();
     const used = this.stores.size > 0 || this.hub !== null;
     for (const { all } of this.stores.values()) for (const odb of all) odb.close();
     this.stores.clear();

@@ -175,6 +175,24 @@ describe('warm engine: a settled worktree', () => {
     }
   });
 
+  test('core.splitIndex turned on between calls: not settled, the index written as git writes it', async () => {
+    const { twins, engine } = await primed(src);
+    try {
+      for (const d of [twins.git, twins.pc]) git(d, ['config', 'core.splitIndex', 'true']);
+      const { summary } = await compareTwins(twins, {
+        op: { force: true },
+        localChanges: false,
+        run: (dir) => engine.checkout(dir, FORCE),
+      });
+      assert.equal(summary.watch.settled, false);
+      const shared = (d) =>
+        fs.readdirSync(abs(d, '.git')).some((f) => f.startsWith('sharedindex.'));
+      assert.equal(shared(twins.pc), shared(twins.git), 'split like git, or not split like git');
+    } finally {
+      await engine.close();
+    }
+  });
+
   test('a held index.lock stops a settled call as any other', async () => {
     const { twins, engine } = await primed(src);
     try {

@@ -140,8 +140,9 @@ export interface Plan {
   counts: { created: number; updated: number; deleted: number };
   /**
    * Per result entry, 1 where the worktree matches it once the plan is carried out (it is
-   * written, or was found or known clean); null for modes that do not look at every entry
-   * (a switch, a checkout of paths). What a warm engine's watch records.
+   * written, or was found or known clean); null for a checkout of paths, and for a switch
+   * without a warm engine's watch (it looks at what it changes; with a watch, what the watch
+   * vouched for is carried over). What a warm engine's watch records.
    */
   verified: Uint8Array | null;
 }

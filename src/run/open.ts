@@ -162,6 +162,8 @@ function settledState(
   // does not see (.git/info/sparse-checkout).
   if (settings.restore || settings.paths) return null;
   if (repo.config.getBool('core.sparsecheckout') === true) return null;
+  // core.splitIndex turned on since: the index is written again, split.
+  if (splitConfig(repo.config, null, job.materialize).split) return null;
   const watch = resources.watch(job.worktree, config.filesystem);
   if (watch === null || !watch.recordedSettled) return null;
   const target = resolveRevision(refs, odb, settings.ref, { allowTree: job.materialize });

@@ -11,6 +11,7 @@ import { gitChildEnv } from '../repo/child-env.js';
 import { explainMissing } from '../repo/incomplete.js';
 import { readFilterDrivers } from '../plan/drivers.js';
 import type { Resources } from '../resources.js';
+import type { EntryList } from '../plan/entries.js';
 import { FilterSession } from '../write/filters.js';
 import { partWay, type PartWayContext } from '../part-way.js';
 import { changesOf } from './changes.js';
@@ -29,8 +30,8 @@ import {
 } from './open.js';
 import { planCall, type Planned } from './plan.js';
 import { dryRunSummary, settledSummary, stopsOf, summarize } from './report.js';
-import { walkTrees } from './walk.js';
-import { writeWorktree } from './write.js';
+import { walkTrees, type Walked } from './walk.js';
+import { writeWorktree, type Written } from './write.js';
 import type { CheckoutSummary } from './summary.js';
 
 export async function run(
@@ -95,7 +96,7 @@ export async function run(
     // Done: an abort from here on changes nothing (git's hook runs once the checkout is complete).
     control.phase('hook', 0, false);
     const hook = await postCheckout(job, opened);
-    return summarize({
+    const summary = summarize({
       job,
       config,
       opened,
@@ -110,6 +111,8 @@ export async function run(
       changes: settings.changes ? changesOf(planned.plan, opened.current) : null,
       times: { started, planTime, writeTime, indexTime },
     });
+    resources.spend(callArrays(opened, walked, planned, written));
+    return summary;
   } catch (caught) {
     throw failureOf(caught, job, control, partWayContext);
   } finally {
@@ -119,6 +122,33 @@ export async function run(
     opened?.odb.setCancel(null);
     await filters.close();
   }
+}
+
+/** The big arrays of a finished call, nothing after it reads (Resources.spend). */
+function callArrays(
+  opened: Opened,
+  walked: Walked,
+  planned: Planned,
+  written: Written,
+): ArrayBufferView[] {
+  const lists = (e: EntryList | null): ArrayBufferView[] =>
+    e ? [e.paths, e.oids, e.modes, e.starts] : [];
+  const { current } = opened;
+  const { plan } = planned;
+  return [
+    ...lists(current?.entries ?? null),
+    ...(current
+      ? [current.stats, current.stages, current.extFlags, current.assumeValid, current.offsets]
+      : []),
+    ...lists(walked.targetEntries),
+    ...lists(walked.head),
+    ...lists(plan.result),
+    plan.extFlags,
+    plan.write,
+    plan.replace,
+    ...(plan.verified ? [plan.verified] : []),
+    written.outcome.stats,
+  ];
 }
 
 /**
