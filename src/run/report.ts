@@ -110,15 +110,25 @@ export function stopsOf(err: unknown): Stops | null {
   };
 }
 
-/** The racy figures of a call that wrote nothing. */
-function nothingRacy(job: Job): CheckoutSummary['racy'] {
+/** What a summary says of a call that wrote nothing (a dry run, a settled call). */
+function nothingWritten(job: Job, config: CallConfig, opened: Opened, started: number) {
+  const total = round(performance.now() - started);
   return {
-    policy: job.settings.racyWait,
-    entries: 0,
     bytes: 0,
-    rehashMs: 0,
-    waitMs: 0,
-    waited: false,
+    filters: { files: 0, delayed: 0, failed: [] },
+    collisions: [],
+    racy: {
+      policy: job.settings.racyWait,
+      entries: 0,
+      bytes: 0,
+      rehashMs: 0,
+      waitMs: 0,
+      waited: false,
+    },
+    store: null,
+    fsync: { mode: config.fsync, barrier: 'none' as const, synced: 0, barrierMs: 0 },
+    decoded: opened.addon.decodeStats(opened.store.opened()),
+    timings: { plan: total, fetch: 0, write: 0, index: 0, total, racyWait: 0 },
   };
 }
 
@@ -135,9 +145,9 @@ export function settledSummary(
   started: number,
 ): CheckoutSummary {
   const headAfter = finished.headAfter;
-  const total = round(performance.now() - started);
   return {
     ...shared(job, config, opened),
+    ...nothingWritten(job, config, opened, started),
     dryRun: false,
     ref: headAfter?.symref ?? null,
     detached: !job.materialize && headAfter?.symref === undefined,
@@ -150,19 +160,11 @@ export function settledSummary(
     files: 0,
     symlinks: 0,
     gitlinks: 0,
-    bytes: 0,
     fetched: null,
     pool: { used: false, workers: 0, files: 0 },
-    filters: { files: 0, delayed: 0, failed: [] },
-    collisions: [],
-    racy: nothingRacy(job),
     newBranch: opened.headUpdate?.newBranch ?? null,
     hook,
-    store: null,
-    fsync: { mode: config.fsync, barrier: 'none', synced: 0, barrierMs: 0 },
     warnings: [],
-    decoded: opened.addon.decodeStats(opened.store.opened()),
-    timings: { plan: total, fetch: 0, write: 0, index: 0, total, racyWait: 0 },
   };
 }
 
@@ -177,9 +179,9 @@ export function dryRunSummary(
 ): CheckoutSummary {
   const plan = planned?.plan ?? null;
   const head = opened.refs.read('HEAD');
-  const total = round(performance.now() - started);
   return {
     ...shared(job, config, opened),
+    ...nothingWritten(job, config, opened, started),
     dryRun: true,
     ref: job.materialize ? null : (head?.symref ?? null),
     detached: !job.materialize && head?.symref === undefined,
@@ -192,21 +194,13 @@ export function dryRunSummary(
     files: plan?.files.length ?? 0,
     symlinks: plan?.symlinks.length ?? 0,
     gitlinks: plan?.gitlinks.length ?? 0,
-    bytes: 0,
     // Nothing is fetched in a dry run: what would be, and from where git would ask first.
     fetched: planned?.fetch
       ? { blobs: planned.fetch.oids.length, remote: planned.fetch.remotes[0]!, ms: 0 }
       : null,
     pool: { used: planned?.usePool ?? false, workers: 0, files: 0 },
-    filters: { files: 0, delayed: 0, failed: [] },
-    collisions: [],
-    racy: nothingRacy(job),
     newBranch: null,
     hook: null,
-    store: null,
-    fsync: { mode: config.fsync, barrier: 'none', synced: 0, barrierMs: 0 },
     warnings: [...(planned?.warnings ?? [])],
-    decoded: opened.addon.decodeStats(opened.store.opened()),
-    timings: { plan: total, fetch: 0, write: 0, index: 0, total, racyWait: 0 },
   };
 }
