@@ -292,14 +292,19 @@ async function step(cmd, args, dir) {
   };
 }
 
-async function trial(tool, source, root, size, round) {
-  const dir = path.join(root, `t-${size}-${tool.id}-${round}`);
+/** A new `clone --no-checkout` of `base` at `dir`, with `next` as a branch (untimed). */
+async function freshClone(source, dir) {
   await fsp.rm(dir, { recursive: true, force: true });
   await run('git', ['clone', '--no-checkout', '--local', '-q', '-b', 'base', source, dir], {
     env: CLEAN_ENV,
   });
   await run('git', ['-C', dir, 'branch', '-q', 'next', 'origin/next'], { env: CLEAN_ENV });
   execFileSync('sync');
+}
+
+async function trial(tool, source, root, size, round) {
+  const dir = path.join(root, `t-${size}-${tool.id}-${round}`);
+  await freshClone(source, dir);
   const res = { tool: tool.id, size, round, load: machineLoad() };
   try {
     for (const [name, cmd] of [
@@ -387,12 +392,7 @@ function engineServer() {
 
 async function engineTrial(source, root, size, round) {
   const dir = path.join(root, `t-${size}-engine-${round}`);
-  await fsp.rm(dir, { recursive: true, force: true });
-  await run('git', ['clone', '--no-checkout', '--local', '-q', '-b', 'base', source, dir], {
-    env: CLEAN_ENV,
-  });
-  await run('git', ['-C', dir, 'branch', '-q', 'next', 'origin/next'], { env: CLEAN_ENV });
-  execFileSync('sync');
+  await freshClone(source, dir);
   const res = { tool: 'engine', size, round, load: machineLoad(), calls: [] };
   const server = engineServer();
   const call = async (label, options) => {
