@@ -11,7 +11,7 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { createEngine } from '../dist/index.js';
 import { git, tmpPath } from './helpers/git.mjs';
-import { queueSkip, withQueueLimit } from './helpers/inotify.mjs';
+import { editKeepingSizeAndTimes, queueSkip, withQueueLimit } from './helpers/inotify.mjs';
 import { KEEP_FILES, buildSwitchRepo, compareTwins, makeTwins } from './helpers/twin.mjs';
 
 const abs = (dir, rel) => path.join(dir, rel);
@@ -94,16 +94,8 @@ describe('warm engine: a settled worktree', () => {
   });
 
   const CASES = {
-    'content edited in place, same size, times put back': (d) => {
-      const file = abs(d, KEEP_FILES[0]);
-      const st = fs.statSync(file);
-      const text = fs.readFileSync(file, 'utf8');
-      fs.writeFileSync(
-        file,
-        text.replace(/./, (c) => (c === 'X' ? 'Y' : 'X')),
-      );
-      fs.utimesSync(file, st.atime, st.mtime);
-    },
+    'content edited in place, same size, times put back': (d) =>
+      editKeepingSizeAndTimes(abs(d, KEEP_FILES[0])),
     'a file deleted': (d) => fs.rmSync(abs(d, KEEP_FILES[1])),
     'an exec bit changed': (d) => fs.chmodSync(abs(d, KEEP_FILES[2]), 0o755),
     'an untracked file added (kept, as git keeps it)': (d) =>
