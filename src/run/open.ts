@@ -152,11 +152,10 @@ export interface Opened {
 /** Whether the watch says this checkout has nothing to do, before the index is even read. */
 function settledState(
   job: Job,
-  config: CallConfig,
-  resources: Resources,
+  watch: WorktreeWatch | null,
   refs: Refs,
   odb: NativeOdb,
-): { watch: WorktreeWatch; target: Resolved; entries: number } | null {
+): { target: Resolved; entries: number } | null {
   const { settings, repo } = job;
   // Only a whole checkout of a revision; a sparse checkout's patterns are a file the watch
   // does not see (.git/info/sparse-checkout).
@@ -164,11 +163,10 @@ function settledState(
   if (repo.config.getBool('core.sparsecheckout') === true) return null;
   // core.splitIndex turned on since: the index is written again, split.
   if (splitConfig(repo.config, null, job.materialize).split) return null;
-  const watch = resources.watch(job.worktree, config.filesystem);
   if (watch === null || !watch.recordedSettled) return null;
   const target = resolveRevision(refs, odb, settings.ref, { allowTree: job.materialize });
   const entries = watch.settledFor(indexIdentity(job.indexPath), target.tree);
-  return entries === null ? null : { watch, target, entries };
+  return entries === null ? null : { target, entries };
 }
 
 /** Opens the call: index, mode, revision, locks. `release` must be called when the call ends. */
@@ -183,7 +181,10 @@ export function open(job: Job, config: CallConfig, resources: Resources): Opened
     const store = resources.store(repo.objectDirs);
     addon.decodeStats(store.opened()); // a warm engine's readers start this checkout's record
     const refs = new Refs(repo);
-    const settled = dry ? null : settledState(job, config, resources, refs, store.odb);
+    // Read before planning: what changed since the previous call (a warm engine only). A call
+    // that is not a dry run always has its worktree (made if need be).
+    const kept = dry ? null : resources.watch(job.worktree, config.filesystem);
+    const settled = dry ? null : settledState(job, kept, refs, store.odb);
     const read = settled ? null : readIndex(job.indexPath);
     const mode = settled
       ? settings.force || job.materialize
@@ -195,9 +196,7 @@ export function open(job: Job, config: CallConfig, resources: Resources): Opened
     const current = read && expandIndex(store.odb, read, pathProtection(repo.config));
     const exists = !dry || !(mode === 'fresh' && current === null && !dirExists(job.worktree));
     worktree = exists && !settled ? new WorktreeDir(addon, job.worktree) : null;
-    // Read before planning: what changed since the previous call (a warm engine only).
-    const watch =
-      settled?.watch ?? (exists ? resources.watch(job.worktree, config.filesystem) : null);
+    const watch = dry && exists ? resources.watch(job.worktree, config.filesystem) : kept;
     const knownClean = settled
       ? null
       : (watch?.knownClean(
