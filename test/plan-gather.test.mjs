@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { STAT_WORDS } from '../dist/index/write.js';
-import { gatherEntries, gatherStats } from '../dist/plan/rows.js';
+import { dirsOf, gatherEntries, gatherStats } from '../dist/plan/rows.js';
 import { entryList as list } from './helpers/lists.mjs';
 
 const entry = (l, k) => [l.name(k), l.modes[k], l.oid(k).toString('hex')];
+const latin1 = (s) => Buffer.from(s).toString('latin1');
 const all = (l) => Array.from({ length: l.count }, (_, k) => entry(l, k));
 
 test('a result holding the target entry for entry is the target itself', () => {
@@ -76,4 +77,46 @@ test("the kept entries' stat data, gathered as the writes begin: zeros where wri
       }
     }
   }
+});
+
+// The directories a list's entries need (dirsOf: the writer makes them, the watch arms them):
+// one pass over a sorted list, the set's way over any other; both give each directory once,
+// parents first, in the order their first entry needs them.
+test('dirsOf: each directory once, parents first, sorted or not', () => {
+  const names = [
+    '.gitattributes',
+    'a-b/x',
+    'a.txt',
+    'a/b/c/deep',
+    'a/b/f',
+    'a/b0/g',
+    'a/bc/h',
+    'a/g',
+    'a/x/y/z/w',
+    'ab/c',
+    'b',
+    'c/d/e',
+    'c/f',
+    'z/\u00e9/1',
+  ];
+  const expected = (order) => {
+    const out = [];
+    for (const n of order) {
+      const parts = n.split('/').slice(0, -1);
+      for (let k = 1; k <= parts.length; k++) {
+        const d = parts.slice(0, k).join('/');
+        if (!out.includes(d)) out.push(d);
+      }
+    }
+    return out;
+  };
+  const sorted = [...names].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+  assert.deepEqual(sorted, names, 'the list is in byte order');
+  assert.deepEqual(dirsOf(list(sorted), null), expected(sorted).map(latin1));
+  const shuffled = [names[8], names[0], names[12], names[3], ...names.slice(4, 8), names[1]];
+  assert.deepEqual(dirsOf(list(shuffled), null), expected(shuffled).map(latin1));
+  // A selection: only the selected entries' directories.
+  const select = Uint8Array.from(sorted, (n) => (n.startsWith('a/b') || n === 'c/f' ? 1 : 0));
+  const picked = sorted.filter((_, k) => select[k] === 1);
+  assert.deepEqual(dirsOf(list(sorted), select), expected(picked).map(latin1));
 });

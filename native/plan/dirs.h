@@ -12,7 +12,8 @@ namespace pc {
 
 // The directories of the entries k of `list` with select[k] != 0 (select null: all), in the
 // order their first entry needs them, each NUL-terminated. The list must be valid
-// (valid_path_list); its order does not matter.
+// (valid_path_list); its order does not matter (sorted by bytes, as indexes and walks are, it
+// is one pass with no set).
 std::string dirs_of(const PathList& list, const uint8_t* select);
 
 }  // namespace pc
