@@ -217,7 +217,8 @@ void WriteWorker::OnError(const Napi::Error& e) {
 // with groups (one per chunk), at most perGroup chunks of a group at a time (schedule.h).
 // onChunk(k, result) runs on the JS thread as each chunk finishes, with chunk k's result or
 // { failure: { code, message } }; all of them before the promise settles. Storing a nonzero
-// value in cancel[0] (Atomics.store) stops every thread before its next file. A throw from
+// value in cancel[0] (Atomics.store) stops every thread before its next file; a chunk it
+// stopped part-way is reported (`cancelled`), those not started then are not. A throw from
 // onChunk stops the writes too, and the promise is rejected with it.
 class ParallelWorker : public Napi::AsyncProgressQueueWorker<uint32_t> {
  public:

@@ -67,6 +67,13 @@ void run_chunks(Odb* reader, const std::vector<const WriteRequest*>& chunks,
     size_t k = schedule->take();
     if (k == ChunkSchedule::kNone) return;
     ChunkOutcome& out = (*outcomes)[k];
+    if (write_cancelled(*chunks[k])) {
+      // Stopped: the chunks not started are not reported, each would cost the JS thread a
+      // result to make and a call (a Linux tree's 2,500 chunks held an abort up ~90 ms).
+      out.result.cancelled = true;
+      schedule->finished(k);
+      continue;
+    }
     try {
       write_files(*reader, *chunks[k], &out.result);
     } catch (const Error& e) {

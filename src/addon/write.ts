@@ -82,7 +82,8 @@ export interface WriteExports {
    * Writes the chunks on one native thread per reader (each reader used by one thread only,
    * marked busy until the promise settles). `onChunk` gets each chunk's result as it finishes,
    * all before the promise settles; a nonzero `cancel[0]` (Atomics.store) or a throw from
-   * `onChunk` stops every thread before its next file (a throw rejects the promise).
+   * `onChunk` stops every thread before its next file (a throw rejects the promise): a chunk
+   * stopped part-way is reported `cancelled`, the chunks not started then are not reported.
    * Threads take chunks in list order; with `groups` (one per chunk, each below the number of
    * chunks), at most `perGroup` (default 1) chunks of one group run at a time.
    */

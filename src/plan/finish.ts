@@ -41,10 +41,12 @@ export function finishPlan(odb: NativeOdb, s: Stage, planned: Planned): Plan {
     else if (mode === MODE_GITLINK) gitlinks.push(k);
     else fileIdx.push(k);
   }
-  const { files, missing } = locateFiles(odb, result, fileIdx);
+  const check = s.input.check;
+  const { files, missing } = locateFiles(odb, result, fileIdx, check);
   // Links are written last, but their targets are looked up now, with the files' blobs: a
   // missing one is known (fetched, or failing the checkout) before anything is written.
-  const links = locateFiles(odb, result, symlinks);
+  const links = locateFiles(odb, result, symlinks, check);
+  check?.();
   let fileBytes = 0;
   for (const f of files) fileBytes += f.size;
   const rmdirs = emptiedDirs(deletes, result, extFlags);

@@ -12,6 +12,8 @@ export interface FileTask {
 }
 
 const TYPE_BLOB = 3;
+/** The tasks made between two looks at the abort flag, less one (a power of two). */
+const CHECK_MASK = 4095;
 
 /** The located blobs, and the entries whose blobs the repository lacks. */
 export interface Located {
@@ -26,7 +28,12 @@ export interface Located {
  * any write: a partial clone fetches them (run/fetch.ts), any other repository fails with
  * missingBlobError. An object that is there but no blob fails here.
  */
-export function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[]): Located {
+export function locateFiles(
+  odb: NativeOdb,
+  entries: EntryList,
+  fileIdx: number[],
+  check?: () => void,
+): Located {
   const n = fileIdx.length;
   const ids = Buffer.allocUnsafe(n * 20);
   // Runs of consecutive entries are copied at once (a fresh checkout's files are a few runs).
@@ -50,6 +57,8 @@ export function locateFiles(odb: NativeOdb, entries: EntryList, fileIdx: number[
   const missing: number[] = [];
   let firstBad = n; // the first entry (in the list's order) that is not a blob
   for (let j = 0; j < n; j++) {
+    // An abort lands here too: the Linux tree's 78,000 tasks take tens of ms.
+    if (check && (j & CHECK_MASK) === CHECK_MASK) check();
     const k = order[j]!;
     const pack = info[4 * k]!;
     const type = info[4 * k + 3]!;

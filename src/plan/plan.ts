@@ -80,6 +80,8 @@ export interface PlanInput {
   knownClean?: Uint8Array | null;
   /** The entries of a worktree directory (latin1 names), or null when it cannot be read. */
   listDir: (dir: string) => { name: string; dir: boolean }[] | null;
+  /** Throws once the call is aborted: looked at between the plan's long steps and inside them. */
+  check?: () => void;
 }
 
 /**

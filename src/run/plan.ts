@@ -184,6 +184,7 @@ export async function planCall(
     inCone: cone ? (path) => inCone(cone, path) : null,
     probe: async (req) => probe(addon, req, wt!, checkin),
     knownClean: opened.knownClean,
+    check: () => control.check(),
     listDir: (dir) => {
       if (wt === null) return null;
       const list = wt.list(dir);

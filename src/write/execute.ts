@@ -351,13 +351,15 @@ async function executeSteps(
     store: settings.store,
     onProgress: progress.pool,
     signal: settings.signal,
+    ...(settings.aborted ? { aborted: settings.aborted } : {}),
   });
   const counts = {
     filteredFiles: filtered.length,
     delayedFiles: step?.delayedCount ?? 0,
     poolFiles: settings.threads > 1 ? plain.length : 0,
   };
-  if (settings.signal?.aborted) return { ...outcome, ...counts, collisions: [], notices };
+  if (settings.signal?.aborted || settings.aborted?.())
+    return { ...outcome, ...counts, collisions: [], notices };
   if (step) {
     await step.finishDelayed();
     for (const { task } of step.files) {

@@ -44,6 +44,11 @@ export interface WriteSettings {
   onProgress: ((p: Progress) => void) | undefined;
   signal: AbortSignal | undefined;
   /**
+   * Whether the call was aborted, read synchronously (the caller's shared flag): the signal of
+   * an orchestrator thread fires only once its event loop runs, not while the requests are built.
+   */
+  aborted?: () => boolean;
+  /**
    * The array the writers' stat data goes into, STAT_WORDS per entry, taken over as the
    * outcome's (it may hold other entries' already: the kept ones'); absent: a zeroed one.
    */
@@ -187,14 +192,21 @@ export async function writeFiles(
     warnings: [],
     store: settings.store !== null ? new StoreTally() : null,
   };
-  if (files.length === 0 || settings.signal?.aborted) return outcome;
+  const aborted = (): boolean => settings.signal?.aborted === true || settings.aborted?.() === true;
+  if (files.length === 0 || aborted()) return outcome;
   const schedule = scheduleFor(entries, files, settings);
   const { chunks } = schedule;
   const parallel = settings.threads > 1;
   // Never more threads than chunks: the others would have nothing to take.
   const readers = settings.readers(Math.min(settings.threads, chunks.length));
   outcome.poolWorkers = parallel ? readers.length : 0;
-  const requests = chunks.map((chunk) => requestFor(entries, replace, chunk, settings));
+  // Built here, ~1 ms per 1,000 files (80 ms for the Linux tree): an abort stops it between
+  // chunks, and the writers never start.
+  const requests: NativeWriteRequest[] = [];
+  for (const chunk of chunks) {
+    if (aborted()) return outcome;
+    requests.push(requestFor(entries, replace, chunk, settings));
+  }
   let done = 0;
   let stopped: unknown;
   const absorb = (chunk: FileTask[], res: NativeWriteResult): void => {
