@@ -20,13 +20,15 @@ std::string_view parent_of(std::string_view path) {
 }
 
 // Appends every directory of `dir` longer than `from` bytes (from: 0 or the length of an
-// ancestor already written), shortest first.
-void append_below(std::string& out, std::string_view dir, size_t from) {
+// ancestor already written), shortest first; each is also put in `seen` where one is given.
+void append_below(std::string& out, std::string_view dir, size_t from,
+                  std::unordered_set<std::string_view>* seen = nullptr) {
   for (size_t end = from == 0 ? 0 : from + 1; end <= dir.size(); end++) {
     if (end < dir.size() && dir[end] != '/') continue;
     if (end == 0) continue;
     out.append(dir.data(), end);
     out.push_back('\0');
+    if (seen != nullptr) seen->insert(dir.substr(0, end));
   }
 }
 
@@ -65,13 +67,7 @@ std::string dirs_any_order(const PathList& list, const uint8_t* select) {
       }
       from = up;
     }
-    size_t mark = out.size();
-    append_below(out, dir, from);
-    for (size_t at = mark; at < out.size();) {
-      size_t end = out.find('\0', at);
-      seen.insert(dir.substr(0, end - at));
-      at = end + 1;
-    }
+    append_below(out, dir, from, &seen);
   }
   return out;
 }
