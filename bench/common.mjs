@@ -210,12 +210,20 @@ export function installSignalHandlers(onInterrupt) {
 // ---------------------------------------------------------------------------------------------
 // Scratch filesystems
 
+// tmpfs mount options: its size, and its inode limit where one is given (tmpfs' own default is
+// half the RAM's pages: ~3 million here, fewer than three 1M-file trees side by side).
+const tmpfsOptions = (size, inodes) => `size=${size}` + (inodes ? `,nr_inodes=${inodes}` : '');
+
 /**
  * Mounts a tmpfs or a fresh ext4 or XFS (reflink) image (a sparse file under `parent`, loop-mounted) at a new
  * directory under `parent`. Returns { kind, dir, mnt, teardown }; teardown (also registered as a
  * clean-up) unmounts and deletes the directory with the image. Root is needed.
  */
-export function mountScratch(kind, parent, { tmpfsSize = '8g', ext4Size = '8g' } = {}) {
+export function mountScratch(
+  kind,
+  parent,
+  { tmpfsSize = '8g', ext4Size = '8g', tmpfsInodes = null } = {},
+) {
   fs.mkdirSync(parent, { recursive: true });
   const dir = fs.mkdtempSync(path.join(parent, `${kind}-`));
   const mnt = path.join(dir, 'mnt');
@@ -223,9 +231,13 @@ export function mountScratch(kind, parent, { tmpfsSize = '8g', ext4Size = '8g' }
   fs.mkdirSync(mnt);
   try {
     if (kind === 'tmpfs') {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${tmpfsSize}`, 'tmpfs', mnt], {
-        stdio: 'pipe',
-      });
+      execFileSync(
+        'mount',
+        ['-t', 'tmpfs', '-o', tmpfsOptions(tmpfsSize, tmpfsInodes), 'tmpfs', mnt],
+        {
+          stdio: 'pipe',
+        },
+      );
     } else if (kind === 'ext4img') {
       // A new ext4 in a file on the disk: the same state for every run, unlike a long-lived
       // root filesystem. No lazy init, so no kernel thread zeroes inode tables during trials.

@@ -3,7 +3,7 @@
 //
 //   node monorepo.mjs [--sizes 100k,300k,1m (20k: try the harness)] [--tools pcheckout,git-w1,git-w2,git-auto]
 //                     [--build-only] [--trials 1] [--tmpfs-size 20g] [--json reference/<date>-monorepo.json]
-//                     [--engine [--engine-calls 10]]
+//                     [--engine [--engine-calls 10]] [--status-pairs 0]
 //
 // The repository (built once per size, cached as <cache>/monorepo-<size>/source.git) comes from
 // one `git fast-import` stream made by a deterministic generator: files of 0.5-8 KiB
@@ -19,6 +19,14 @@
 //   status  git status --porcelain
 // each under /usr/bin/time (wall, peak RSS, CPU). The index of every tool is compared with
 // git-w1's (`git ls-files -s --debug` digest) after each step. Writes JSON and an SVG chart.
+//
+// --status-pairs N: the tools' clones side by side (each tree of 1M files takes ~5 GB of the
+// tmpfs, the clones share the pack: on this 24 GB machine two at a time; three leave ~4 GB and
+// slow the last tool's fresh checkout by a third): each step is run by every tool in turn (each
+// round starting with the next), each followed by
+// its first status as above, then N more rounds of `git status` over all the trees in turn (the
+// order reversed every other round). A single status at 1M files spreads 6.4-8.9 s between
+// runs here; taken in turn, a slow spell of the machine falls on every tree alike ("in turn").
 //
 // --engine: also a warm engine (createEngine, peers/engine-server.mjs, one process for all its
 // calls) in its own clone: the fresh checkout, then --engine-calls forced checkouts with nothing
@@ -68,6 +76,7 @@ const { values: opt } = parseArgs({
     'build-only': { type: 'boolean', default: false },
     engine: { type: 'boolean', default: false },
     'engine-calls': { type: 'string', default: '10' },
+    'status-pairs': { type: 'string', default: '0' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -92,6 +101,8 @@ if (!Number.isInteger(trials) || trials < 1) fail('--trials must be a positive i
 const timeoutMs = Number(opt.timeout) * 1000;
 const engineCalls = Number(opt['engine-calls']);
 if (!Number.isInteger(engineCalls) || engineCalls < 2) fail('--engine-calls must be 2 or more');
+const statusPairs = Number(opt['status-pairs']);
+if (!Number.isInteger(statusPairs) || statusPairs < 0) fail('--status-pairs must be 0 or more');
 const PCHECKOUT_CLI = path.resolve(opt.pcheckout || path.join(MAIN, 'dist', 'cli.cjs'));
 
 // ---------------------------------------------------------------------------------------------
@@ -302,32 +313,80 @@ async function freshClone(source, dir) {
   execFileSync('sync');
 }
 
+/** One tool's step (fresh or switch) in `dir`, then the first `git status` and the index's digest. */
+async function stepAndStatus(tool, dir, res, name) {
+  const cmd = tool[name](dir);
+  const s = await step(cmd[0], cmd[1], dir);
+  delete s.out;
+  res[name] = s;
+  if (!s.ok) {
+    say(`  ${res.size} ${tool.id} ${name}: FAILED: ${s.error}`);
+    return false;
+  }
+  const st = await step('git', ['status', '--porcelain'], dir);
+  res[`${name}Status`] = { ...st, out: undefined, clean: st.ok && st.out === '' };
+  if (st.out) res[`${name}Status`].sample = st.out.split('\n').slice(0, 5);
+  res[`${name}Index`] = indexDigest(dir);
+  say(
+    `  ${res.size} ${tool.id} ${name}: ${fmt(s.seconds)} s, ${s.rssMB} MB; status ${fmt(st.seconds)} s ` +
+      `${res[`${name}Status`].clean ? 'clean' : 'NOT CLEAN'}`,
+  );
+  return true;
+}
+
 async function trial(tool, source, root, size, round) {
   const dir = path.join(root, `t-${size}-${tool.id}-${round}`);
   await freshClone(source, dir);
   const res = { tool: tool.id, size, round, load: machineLoad() };
   try {
-    for (const [name, cmd] of [
-      ['fresh', tool.fresh(dir)],
-      ['switch', tool.switch(dir)],
-    ]) {
-      const s = await step(cmd[0], cmd[1], dir);
-      delete s.out;
-      res[name] = s;
-      if (!s.ok) break;
-      const st = await step('git', ['status', '--porcelain'], dir);
-      res[`${name}Status`] = { ...st, out: undefined, clean: st.ok && st.out === '' };
-      if (st.out) res[`${name}Status`].sample = st.out.split('\n').slice(0, 5);
-      res[`${name}Index`] = indexDigest(dir);
-      say(
-        `  ${size} ${tool.id} ${name}: ${fmt(s.seconds)} s, ${s.rssMB} MB; status ${fmt(st.seconds)} s ` +
-          `${res[`${name}Status`].clean ? 'clean' : 'NOT CLEAN'}`,
-      );
-    }
+    for (const name of ['fresh', 'switch']) if (!(await stepAndStatus(tool, dir, res, name))) break;
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
   }
   return res;
+}
+
+/**
+ * --status-pairs: every tool's clone kept side by side; after each step of all of them, `pairs`
+ * more rounds of `git status` over all the trees in turn (the order reversed every other round),
+ * so that what the machine does meanwhile falls on every tree alike.
+ */
+async function lockstepRound(ts, source, root, size, round, pairs) {
+  // Each round starts with the next tool, so none always runs with the others' trees in memory.
+  const order = ts.map((_, j) => ts[(j + round) % ts.length]);
+  const runs = order.map((tool) => ({
+    tool,
+    dir: path.join(root, `t-${size}-${tool.id}-${round}`),
+    res: { tool: tool.id, size, round, load: machineLoad() },
+    ok: true,
+  }));
+  try {
+    for (const r of runs) await freshClone(source, r.dir);
+    for (const name of ['fresh', 'switch']) {
+      for (const r of runs) if (r.ok) r.ok = await stepAndStatus(r.tool, r.dir, r.res, name);
+      const live = runs.filter((r) => r.ok);
+      for (const r of live) r.res[`${name}StatusRounds`] = [];
+      for (let k = 0; k < pairs; k++) {
+        for (const r of k % 2 === 0 ? live : [...live].reverse()) {
+          const st = await step('git', ['status', '--porcelain'], r.dir);
+          r.res[`${name}StatusRounds`].push(st.ok && st.out === '' ? st.seconds : null);
+        }
+      }
+      if (live.length > 0 && pairs > 0) {
+        say(
+          `  ${size} ${name}, git status in turn: ` +
+            live
+              .map(
+                (r) => `${r.tool.id} ${r.res[`${name}StatusRounds`].map((x) => fmt(x)).join('/')}`,
+              )
+              .join('; '),
+        );
+      }
+    }
+  } finally {
+    for (const r of runs) await fsp.rm(r.dir, { recursive: true, force: true });
+  }
+  return runs.map((r) => r.res);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -469,6 +528,9 @@ function summarize(results) {
     for (const t of tools) {
       const rs = results.filter((r) => r.size === size && r.tool === t);
       const m = (k, f) => median(rs.map((r) => (r[k]?.ok ? r[k][f] : NaN)));
+      // Every alternated status of every trial (null where one was not clean or failed).
+      const alt = (k) =>
+        rs.some((r) => r[k]) ? median(rs.flatMap((r) => (r[k] ?? []).map((x) => x ?? NaN))) : null;
       per[t] = {
         fresh: m('fresh', 'seconds'),
         freshRssMB: m('fresh', 'rssMB'),
@@ -476,7 +538,16 @@ function summarize(results) {
         switch: m('switch', 'seconds'),
         switchRssMB: m('switch', 'rssMB'),
         switchStatus: m('switchStatus', 'seconds'),
-        clean: rs.every((r) => r.freshStatus?.clean && r.switchStatus?.clean),
+        freshStatusInTurn: alt('freshStatusRounds'),
+        switchStatusInTurn: alt('switchStatusRounds'),
+        clean: rs.every(
+          (r) =>
+            r.freshStatus?.clean &&
+            r.switchStatus?.clean &&
+            [...(r.freshStatusRounds ?? []), ...(r.switchStatusRounds ?? [])].every(
+              (x) => x !== null,
+            ),
+        ),
         sameIndex: rs.every(
           (r) =>
             !results.find((g) => g.size === size && g.tool === 'git-w1') ||
@@ -507,6 +578,8 @@ function summarize(results) {
         switchRss: ratio('switchRssMB'),
         freshStatus: ratio('freshStatus'),
         switchStatus: ratio('switchStatus'),
+        freshStatusInTurn: ratio('freshStatusInTurn'),
+        switchStatusInTurn: ratio('switchStatusInTurn'),
       },
     };
   }
@@ -590,7 +663,11 @@ async function main() {
   const repos = {};
   for (const s of sizes) repos[s] = await ensureRepo(s);
   if (opt['build-only']) return;
-  const { mnt, teardown } = mountScratch('tmpfs', cacheDir(), { tmpfsSize: opt['tmpfs-size'] });
+  const { mnt, teardown } = mountScratch('tmpfs', cacheDir(), {
+    tmpfsSize: opt['tmpfs-size'],
+    // Each 1M tree is ~1.1 million inodes; --status-pairs keeps every tool's side by side.
+    tmpfsInodes: '8m',
+  });
   const results = [];
   try {
     for (const s of sizes) {
@@ -598,7 +675,12 @@ async function main() {
       say(`monorepo ${s}: copying the source into the tmpfs (untimed)`);
       await run('cp', ['-a', repos[s].repo, source]);
       for (let round = 0; round < trials; round++) {
-        for (const t of tools) results.push(await trial(TOOLS[t], source, mnt, s, round));
+        if (statusPairs > 0) {
+          const ts = tools.map((t) => TOOLS[t]);
+          results.push(...(await lockstepRound(ts, source, mnt, s, round, statusPairs)));
+        } else {
+          for (const t of tools) results.push(await trial(TOOLS[t], source, mnt, s, round));
+        }
         if (opt.engine) {
           const restore = enoughWatches();
           try {
@@ -623,9 +705,11 @@ async function main() {
       'RSS MB',
       'B/file',
       'status s',
+      'in turn s',
       'switch s',
       'RSS MB',
       'status s',
+      'in turn s',
       'clean',
       'index = git',
     ],
@@ -641,14 +725,16 @@ async function main() {
         fmt(r.freshRssMB, 0),
         fmt(r.bytesPerFile, 0),
         fmt(r.freshStatus),
+        fmt(r.freshStatusInTurn),
         fmt(r.switch),
         fmt(r.switchRssMB, 0),
         fmt(r.switchStatus),
+        fmt(r.switchStatusInTurn),
         r.clean ? 'yes' : 'NO',
         r.sameIndex ? 'yes' : 'NO',
       ]);
     }
-  process.stdout.write(table(rows, 'llrrrrrrrrll') + '\n');
+  process.stdout.write(table(rows, 'llrrrrrrrrrrll') + '\n');
   for (const s of sizes) {
     say(`${s} pcheckout / git's best: ${JSON.stringify(summary[s].vsGitBest)}`);
     if (summary[s].engine) say(`${s} warm engine: ${JSON.stringify(summary[s].engine)}`);
