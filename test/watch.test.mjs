@@ -10,9 +10,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { checkout, createEngine } from '../dist/index.js';
-import { git } from './helpers/git.mjs';
+import { Repo, git } from './helpers/git.mjs';
 import { editKeepingSizeAndTimes, queueSkip, withQueueLimit } from './helpers/inotify.mjs';
-import { KEEP_FILES, buildSwitchRepo, compareTwins, makeTwins } from './helpers/twin.mjs';
+import {
+  KEEP_FILES,
+  assertSameSnapshot,
+  buildSwitchRepo,
+  compareTwins,
+  makeTwins,
+  readIndex,
+  worktreeSnapshot,
+} from './helpers/twin.mjs';
 
 const abs = (dir, rel) => path.join(dir, rel);
 const write = (dir, rel, text) => {
@@ -166,6 +174,82 @@ describe('warm engine: the worktree watch', () => {
       });
       assert.ok(summary.watch.known > 0);
       assert.equal(summary.files, 1);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('a switch and back: the files a switch wrote are vouched for by the next, not looked at', async () => {
+    // Forced checkouts of A arm every watch and leave a record; the switch to B writes files
+    // (their events are its own) and the switch back finds every entry of B vouched for: the
+    // files it wrote too, below directories it made or where a directory was (and the
+    // directories of the gitlinks it made, by their stat data). Nothing runs git in the
+    // engine's twin between its calls (git status would rewrite the index, and the record is
+    // of the index the engine wrote); it is compared with git's twin after. Then an edit after
+    // a switch (same size, times put back) of a file it wrote: seen, refused as git refuses.
+    const FORCE = { ...RESTORE, restore: false, force: true };
+    const SWITCH = { ...RESTORE, restore: false };
+    const { twins, engine } = await primed(src, 'A', [FORCE, FORCE]);
+    try {
+      const there = await engine.checkout(twins.pc, { ...SWITCH, ref: 'B' });
+      git(twins.git, ['checkout', '-q', 'B']);
+      assert.ok(there.files > 3, 'the switch wrote too little to test');
+      const entriesOfB = git(twins.pc, ['ls-files']).split('\n').filter(Boolean);
+      const back = await engine.checkout(twins.pc, { ...SWITCH, ref: 'A' });
+      git(twins.git, ['checkout', '-q', 'A']);
+      assert.equal(
+        back.watch.known,
+        entriesOfB.length,
+        'the files the switch to B wrote were not all vouched for',
+      );
+      assertSameSnapshot(worktreeSnapshot(twins.pc), worktreeSnapshot(twins.git), 'worktree');
+      assert.equal(readIndex(twins.pc).text, readIndex(twins.git).text, 'index');
+      assert.equal(git(twins.pc, ['status', '--porcelain']), '');
+      // content.txt was written by the switch back to A; B changes it.
+      editKeepingSizeAndTimes(abs(twins.git, 'content.txt'));
+      editKeepingSizeAndTimes(abs(twins.pc, 'content.txt'));
+      await compareTwins(twins, {
+        op: { ref: 'B' },
+        run: (dir) => engine.checkout(dir, { ...SWITCH, ref: 'B' }),
+        expect: 'ERR_WOULD_OVERWRITE',
+      });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('a .gitattributes put where the watch knew there was none is read by the next switch', async () => {
+    // The switches look for a worktree .gitattributes in every directory they write in; the
+    // watch remembers where there was none. An untracked one planted after that (git reads
+    // it when the index has none) must be seen: the switch writes sub/a.txt with CRLF, as git.
+    const r = Repo.init('watch-attrs');
+    r.write('top.txt', 'top\n');
+    r.write('sub/a.txt', 'one\ntwo\n');
+    r.write('sub/b.txt', 'stays\n');
+    r.commit('X');
+    r.branch('X');
+    r.write('sub/a.txt', 'one\ntwo\nthree\n');
+    r.commit('Y');
+    r.branch('Y');
+    const twins = await makeTwins(r.dir, { at: 'X' });
+    const engine = createEngine({ workers: 2 });
+    const FORCE = { ...RESTORE, restore: false, force: true };
+    const SWITCH = { ...RESTORE, restore: false };
+    try {
+      await engine.checkout(twins.pc, FORCE);
+      await engine.checkout(twins.pc, FORCE);
+      for (const ref of ['Y', 'X']) {
+        await engine.checkout(twins.pc, { ...SWITCH, ref });
+        git(twins.git, ['checkout', '-q', ref]);
+      }
+      for (const d of [twins.git, twins.pc])
+        write(d, 'sub/.gitattributes', '*.txt text eol=crlf\n');
+      const { summary } = await compareTwins(twins, {
+        op: { ref: 'Y' },
+        run: (dir) => engine.checkout(dir, { ...SWITCH, ref: 'Y' }),
+      });
+      assert.ok(summary.watch.known > 0, 'no watch vouched: the test tests nothing');
+      assert.equal(fs.readFileSync(abs(twins.pc, 'sub/a.txt'), 'utf8'), 'one\r\ntwo\r\nthree\r\n');
     } finally {
       await engine.close();
     }

@@ -12,6 +12,7 @@ import { pathspecScope } from './filters.js';
 import type { CurrentIndex, Mode, PlanInput } from './plan.js';
 import { EMPTY_PROBE, ProbeList } from './probe-list.js';
 import { KIND_ABSENT, KIND_FILE, KIND_SYMLINK, type ProbeResult } from './probe.js';
+import { MODE_GITLINK, MODE_SYMLINK } from './tree.js';
 import { SAME_HM, SAME_IH, SAME_IM, joinRows, type Rows } from './rows.js';
 
 export const SKIP_WORKTREE = 0x4000;
@@ -166,10 +167,28 @@ export class Stage {
     });
   }
 
-  /** What the look found at row r's path (KIND_ABSENT where it did not look). */
+  /**
+   * What the look found at row r's path; where it did not look, what a warm engine's watch
+   * vouches is there (the index entry's file or symlink), else KIND_ABSENT.
+   */
   kindAt(r: number): number {
     const slot = this.rowProbe[r]!;
-    return slot < 0 ? KIND_ABSENT : this.found.kind(slot);
+    if (slot >= 0) return this.found.kind(slot);
+    const i = this.rows.i[r]!;
+    return i >= 0 && this.knownFile(i)
+      ? this.I!.modes[i] === MODE_SYMLINK
+        ? KIND_SYMLINK
+        : KIND_FILE
+      : KIND_ABSENT;
+  }
+
+  /**
+   * Whether index entry i is a file or symlink the watch vouches for (the worktree matched it,
+   * nothing happened there since): clean, and there as the entry says, without a look.
+   * Gitlinks are always looked at.
+   */
+  knownFile(i: number): boolean {
+    return this.known(i) && this.I!.modes[i] !== MODE_GITLINK;
   }
 
   /** Whether row r's worktree matches its index entry (true where it did not look). */

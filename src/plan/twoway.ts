@@ -159,10 +159,12 @@ function lookAtRows(
       s.compareRow(r); // leaving the cone: the file goes if it is clean
     } else if (i >= 0) {
       // Also where a kept entry's stat data is racy: git checks those before it writes the
-      // new index.
+      // new index. An entry a warm engine's watch vouches for (the worktree matched it, no
+      // event since) is clean without a look: a switch to and fro then looks at none of the
+      // files the last one wrote.
       const racy = s.racySeconds > 0 && index!.stats[i * STAT_WORDS + 2]! >= s.racySeconds;
       const looks = twoWayLooks(true, rows.h[r]! >= 0, rows.m[r]! >= 0, rows.same[r]!, initial);
-      if ((looks || racy) && !s.skipWorktree(i)) s.compareRow(r);
+      if ((looks || racy) && !s.skipWorktree(i) && !s.knownFile(i)) s.compareRow(r);
     } else if (twoWayLooks(false, rows.h[r]! >= 0, rows.m[r]! >= 0, rows.same[r]!, initial)) {
       s.lookRow(r); // a new path, or one git would remove from under an untracked file
     }

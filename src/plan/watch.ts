@@ -20,7 +20,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import type { Addon, NativeWatch } from '../addon.js';
+import { STAT_PRESENT, STAT_WORDS, type Addon, type NativeWatch } from '../addon.js';
+import { pathList } from '../worktree.js';
 import type { EntryList } from './entries.js';
 import { dirsOf } from './rows.js';
 
@@ -85,6 +86,46 @@ const MAX_INBOX = 200_000;
  * armed again. Read every 20 ms, the queue takes ~800,000 events a second.
  */
 const PUMP_MS = 20;
+
+/** The files a call wrote (positions in the index it wrote) and the stat data its writers took. */
+export interface OwnWrites {
+  readonly positions: readonly number[];
+  /** STAT_WORDS per entry of the index written. */
+  readonly stats: Uint32Array;
+  /** Threads for the lstats. */
+  readonly threads: number;
+}
+
+/** What a record keeps of OwnWrites: the positions with stat data, and those words, copied. */
+interface KeptWrites {
+  readonly positions: Int32Array;
+  /** STAT_WORDS per kept position. */
+  readonly stats: Uint32Array;
+  readonly threads: number;
+}
+
+/**
+ * Beyond this many files written, a record keeps none of them (40 bytes each, held between
+ * calls): a call that wrote that much is a fresh or forced checkout, whose directories were
+ * mostly made after the watches were armed and are looked at again anyway.
+ */
+const MAX_KEPT_WRITES = 200_000;
+
+function keepOwn(own: OwnWrites | null): KeptWrites | null {
+  if (own === null || own.positions.length > MAX_KEPT_WRITES) return null;
+  const { stats } = own;
+  const kept = own.positions.filter(
+    (k) => stats[k * STAT_WORDS + 5] !== 0 || stats[k * STAT_WORDS + 2] !== 0,
+  );
+  const words = new Uint32Array(kept.length * STAT_WORDS);
+  kept.forEach((k, j) =>
+    words.set(stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), j * STAT_WORDS),
+  );
+  return { positions: Int32Array.from(kept), stats: words, threads: own.threads };
+}
+
+/** Stat words that must match: ctime, mtime (seconds and nanoseconds), inode, uid, gid, size. */
+const SAME_WORDS = [0, 1, 2, 3, 5, 7, 8, 9] as const;
 
 /** One event of a worktree's, as the hub hands it over. */
 interface WatchEvent {
@@ -192,8 +233,20 @@ export class WorktreeWatch {
    * and `settled`, the tree the index and worktree were then exactly (every entry verified,
    * every directory watched from before it was looked at), or null.
    */
-  private recorded: { identity: string; clean: Uint8Array; settled: string | null } | null = null;
+  private recorded: {
+    identity: string;
+    clean: Uint8Array;
+    settled: string | null;
+    /** The files and symlinks the call wrote, with the stat data its writers took. */
+    own: KeptWrites | null;
+  } | null = null;
   private inbox: WatchEvent[] = [];
+  /**
+   * Paths known not to exist, by directory (names in it): looked for while the directory was
+   * watched, and no event since names them or took the directory's watch away. A switch looks
+   * for a .gitattributes in every directory it writes in (35,000 lstats at a million files).
+   */
+  private absent = new Map<string, string[]>(); // a name or two each: arrays, not sets
   private lost = false;
   private closed = false;
   private stoppedWhy: string | null = null;
@@ -242,6 +295,7 @@ export class WorktreeWatch {
       // A lost event may have been a directory moving away with its watch: start afresh.
       for (const wd of this.wdOf.values()) this.hub.remove(wd);
       this.wdOf.clear();
+      this.absent.clear();
     }
     const { isDir, ignored, deleteSelf, moveSelf } = this.hub.addon.watchFlags;
     // Sets: one file usually has several events (created, written, its mode changed).
@@ -254,6 +308,7 @@ export class WorktreeWatch {
         continue;
       }
       if (name === '') continue; // the directory's own metadata: no entry changed
+      if (this.absent.has(dir)) this.forgetAbsent(dir, name);
       const path = dir === '' ? name : `${dir}/${name}`;
       if ((mask & isDir) !== 0) below.add(path);
       else exact.add(path);
@@ -290,7 +345,81 @@ export class WorktreeWatch {
     const known = record.clean.slice();
     for (const path of exact) if (!below.has(path)) unmark(entries, known, path, false);
     for (const path of below) unmark(entries, known, path, true);
+    if (record.own !== null) this.remarkOwn(entries, known, record.own);
     return known;
+  }
+
+  /**
+   * Marks again the files the last call wrote itself that events unmarked (its own writes made
+   * them: a switch's writes would otherwise unmark every file it wrote, and the switch back
+   * would look at, and where racy hash, exactly those), where the lstat now is the stat data
+   * the writer took: the same inode with the same ctime to the nanosecond has not been written
+   * since, whatever happened to the directories above it. Looked at after the watches are armed,
+   * as the probe would be: a change from now on is in the queue for the next call.
+   */
+  private remarkOwn(entries: EntryList, known: Uint8Array, own: KeptWrites): void {
+    const at: number[] = [];
+    const paths: string[] = [];
+    for (let j = 0; j < own.positions.length; j++) {
+      const k = own.positions[j]!;
+      if (known[k] === 0) {
+        at.push(j);
+        paths.push(entries.name(k));
+      }
+    }
+    if (paths.length === 0) return;
+    const now = this.hub.addon.statFiles({
+      root: this.root,
+      paths: pathList(paths),
+      threads: own.threads,
+    });
+    for (let n = 0; n < at.length; n++) {
+      if (now.status[n] !== STAT_PRESENT) continue;
+      const a = n * STAT_WORDS;
+      const b = at[n]! * STAT_WORDS;
+      let same = true;
+      for (const w of SAME_WORDS) if (now.stats[a + w] !== own.stats[b + w]) same = false;
+      if (same) known[own.positions[at[n]!]!] = 1;
+    }
+  }
+
+  /**
+   * Which of the worktree paths `rels` (latin1) exist: those the watch knows are not there
+   * answered without a look, the others looked for with `look`, and those not found in a
+   * watched directory known from then on (a change from now on is in the queue).
+   */
+  exist(rels: readonly string[], look: (rels: string[]) => boolean[]): boolean[] {
+    const out = new Array<boolean>(rels.length).fill(false);
+    if (this.closed) return look([...rels]);
+    const ask: number[] = [];
+    const split = (rel: string): [string, string] => {
+      const slash = rel.lastIndexOf('/');
+      return slash < 0 ? ['', rel] : [rel.slice(0, slash), rel.slice(slash + 1)];
+    };
+    for (let k = 0; k < rels.length; k++) {
+      const [dir, name] = split(rels[k]!);
+      if (this.absent.get(dir)?.includes(name) !== true) ask.push(k);
+    }
+    if (ask.length === 0) return out;
+    const found = look(ask.map((k) => rels[k]!));
+    for (let n = 0; n < ask.length; n++) {
+      const k = ask[n]!;
+      out[k] = found[n]!;
+      if (found[n]) continue;
+      const [dir, name] = split(rels[k]!);
+      if (!this.wdOf.has(dir)) continue;
+      const names = this.absent.get(dir);
+      if (names === undefined) this.absent.set(dir, [name]);
+      else if (!names.includes(name)) names.push(name);
+    }
+    return out;
+  }
+
+  /** An event names `dir`/`name`: it may exist now. */
+  private forgetAbsent(dir: string, name: string): void {
+    const names = this.absent.get(dir)!.filter((n) => n !== name);
+    if (names.length > 0) this.absent.set(dir, names);
+    else this.absent.delete(dir);
   }
 
   /** Whether the last call left a settled record (settledFor may say yes). */
@@ -334,6 +463,7 @@ export class WorktreeWatch {
     verified: Uint8Array | null,
     sameEntries: boolean,
     tree: string | null,
+    own: OwnWrites | null = null,
   ): void {
     if (this.closed) return;
     if (!sameEntries) this.wanted = leadingDirs(entries);
@@ -343,7 +473,7 @@ export class WorktreeWatch {
       return;
     }
     const settled = tree !== null && !verified.includes(0) && this.watchesAll() ? tree : null;
-    this.recorded = { identity, clean: verified.slice(), settled };
+    this.recorded = { identity, clean: verified.slice(), settled, own: keepOwn(own) };
   }
 
   /** Whether every directory wanted has a watch (armed at the start of a call, before its probe). */
@@ -360,6 +490,7 @@ export class WorktreeWatch {
     this.recorded = null;
     this.inbox = [];
     this.wdOf.clear();
+    this.absent.clear();
   }
 
   /** A watch the kernel dropped (its directory was removed). */
@@ -368,6 +499,7 @@ export class WorktreeWatch {
     if (wd === undefined) return;
     this.hub.forget(wd);
     this.wdOf.delete(dir);
+    this.absent.delete(dir);
   }
 
   private unwatchBelow(gone: Set<string>): void {
@@ -383,6 +515,7 @@ export class WorktreeWatch {
       if (!hit) continue;
       this.hub.remove(wd);
       this.wdOf.delete(dir);
+      this.absent.delete(dir);
     }
   }
 }

@@ -341,6 +341,7 @@ export async function commitIndex(
     outcome.collisions.length === 0 ? plan.verified : null,
     inPlace,
     wholeTree(job, opened, cone),
+    { positions: written, stats, threads: config.workers },
   );
   killPoint();
   return { racy, waited };

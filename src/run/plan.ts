@@ -66,7 +66,7 @@ export function regularFiles(plan: Plan): number[] {
  * looks for .gitattributes in 35,000 directories: 0.6 s), a round trip each on a network one.
  */
 function existIn(job: Job, config: CallConfig, opened: Opened): (rels: string[]) => boolean[] {
-  return (rels) => {
+  const look = (rels: string[]): boolean[] => {
     const { status } = opened.addon.statFiles({
       root: job.worktree,
       paths: pathList(rels),
@@ -75,6 +75,9 @@ function existIn(job: Job, config: CallConfig, opened: Opened): (rels: string[])
     });
     return [...status].map((s) => s !== STAT_ABSENT);
   };
+  // A warm engine's watch knows where nothing was found before and nothing happened since.
+  const { watch } = opened;
+  return watch ? (rels) => watch.exist(rels, look) : look;
 }
 
 /** The directories whose worktree .gitattributes the plan deletes ('' for the top's). */
