@@ -4,6 +4,7 @@ import {
   fsyncSync,
   futimesSync,
   openSync,
+  readSync,
   renameSync,
   unlinkSync,
   writeSync,
@@ -60,7 +61,8 @@ export class LockFile {
   ) {
     this.lockPath = `${target}.lock`;
     try {
-      this.fd = openSync(this.lockPath, 'wx', 0o666);
+      // Read and write: an index's checksum is read back before it is committed (tail).
+      this.fd = openSync(this.lockPath, 'wx+', 0o666);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new PcheckoutError(
@@ -151,6 +153,18 @@ export class LockFile {
    * Closes the lock and renames it over the target. Durable: the lock is fsynced before the
    * rename and its directory after, so the new file (and only a complete one) survives a crash.
    */
+  /**
+   * The last `n` bytes written (an index file's checksum), read back through the lock's own
+   * descriptor before it is committed; null where there are fewer.
+   */
+  tail(n: number): Buffer | null {
+    if (this.fd === undefined) throw new PcheckoutError('ERR_IO', `${this.lockPath} is not open`);
+    const size = fstatSync(this.fd).size;
+    if (size < n) return null;
+    const out = Buffer.alloc(n);
+    return readSync(this.fd, out, 0, n, size - n) === n ? out : null;
+  }
+
   commit(durable = false): void {
     try {
       if (durable) fsyncSync(this.fd!);

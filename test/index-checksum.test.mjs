@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
-import { checkout } from '../dist/index.js';
+import { checkout, createEngine } from '../dist/index.js';
 import { buildFlatRepo, freshClone, git, gitTry } from './helpers/git.mjs';
 import { snapshotAll, snapshotDiff } from './helpers/raw.mjs';
 
@@ -64,6 +64,29 @@ describe('a damaged index file', () => {
       });
     }
   }
+
+  test('a warm engine: the index it wrote, damaged after with its times put back, is refused', async () => {
+    // The engine does not hash again an index it committed itself while the file is still that
+    // one (inode, size, times to the nanosecond): a write since moves its ctime.
+    const dir = freshClone(repo.dir, { prefix: 'ix-sum-warm' });
+    const engine = createEngine({ workers: 2 });
+    try {
+      await engine.checkout(dir, OPTS);
+      const s = await engine.checkout(dir, { ...OPTS, ref: 'other' });
+      assert.equal(s.updated, 1);
+      const file = path.join(dir, '.git', 'index');
+      const st = fs.statSync(file);
+      damage(dir, FIRST_ID);
+      fs.utimesSync(file, st.atime, st.mtime);
+      await assert.rejects(engine.checkout(dir, { ...OPTS, ref: 'main' }), (e) => {
+        assert.equal(e.code, 'ERR_CORRUPT_INDEX', e.message);
+        assert.match(e.message, /checksum/);
+        return true;
+      });
+    } finally {
+      await engine.close();
+    }
+  });
 
   test('an intact index after a damaged one: the call goes on as ever', async () => {
     const dir = freshClone(repo.dir, { prefix: 'ix-sum-ok' });

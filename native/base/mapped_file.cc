@@ -43,6 +43,25 @@ void MappedFile::release() const {
     (void)madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
 }
 
+namespace {
+
+// Nanoseconds since the epoch, as Node's bigint stat gives them (64 bits hold them until the
+// year 2554; a time before 1970 is not a file this project writes: its identity then only
+// fails to match).
+std::string nanoseconds(const struct timespec& t) {
+  return std::to_string(static_cast<uint64_t>(t.tv_sec) * 1000000000u +
+                        static_cast<uint64_t>(t.tv_nsec));
+}
+
+std::string identity_of(const struct stat& st) {
+  return std::to_string(static_cast<uint64_t>(st.st_dev)) + ':' +
+         std::to_string(static_cast<uint64_t>(st.st_ino)) + ':' +
+         std::to_string(static_cast<uint64_t>(st.st_size)) + ':' + nanoseconds(st.st_mtim) +
+         ':' + nanoseconds(st.st_ctim);
+}
+
+}  // namespace
+
 void MappedFile::open(const std::string& path) {
   if (!open_if_exists(path)) throw Error(Code::Io, "open " + path + ": " + std::strerror(ENOENT));
 }
@@ -61,6 +80,7 @@ bool MappedFile::open_if_exists(const std::string& path) {
   size_ = static_cast<size_t>(st.st_size);
   mtime_sec_ = static_cast<int64_t>(st.st_mtim.tv_sec);
   mtime_nsec_ = static_cast<int64_t>(st.st_mtim.tv_nsec);
+  identity_ = identity_of(st);
   if (size_ > 0) {
     void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (p == MAP_FAILED) {

@@ -50,6 +50,10 @@ class MappedFile {
   // The file's modification time when it was opened.
   int64_t mtime_sec() const { return mtime_sec_; }
   int64_t mtime_nsec() const { return mtime_nsec_; }
+  // The file's identity when it was opened, from the descriptor mapped: "dev:ino:size:mtime
+  // ns:ctime ns" in decimal (Node's statSync bigint fields, so the two compare as strings). A
+  // rename over the file changes its inode, any write its ctime.
+  const std::string& identity() const { return identity_; }
 
  private:
   const uint8_t* data_ = nullptr;
@@ -57,6 +61,7 @@ class MappedFile {
   std::string path_;
   int64_t mtime_sec_ = 0;
   int64_t mtime_nsec_ = 0;
+  std::string identity_;
   mutable std::atomic<uint64_t> touched_{0};
 };
 

@@ -114,8 +114,9 @@ Napi::Value ParseIndexEntries(const Napi::CallbackInfo& info) {
   }
 }
 
-// mapFile(path) -> { data: Buffer, mtimeSec, mtimeNsec } | null: the whole file as a read-only
-// mapping, with the modification time of the file mapped (null when it does not exist).
+// mapFile(path) -> { data: Buffer, mtimeSec, mtimeNsec, identity } | null: the whole file as a
+// read-only mapping, with the modification time and identity (MappedFile::identity) of the file
+// mapped (null when it does not exist).
 // Reading a file into fresh memory faults in every page of it; mapping a file that is in the
 // page cache costs far fewer faults. The Buffer owns the mapping.
 Napi::Value MapFile(const Napi::CallbackInfo& info) {
@@ -131,6 +132,7 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("mtimeSec", Napi::Number::New(env, static_cast<double>(file->mtime_sec())));
   out.Set("mtimeNsec", Napi::Number::New(env, static_cast<double>(file->mtime_nsec())));
+  out.Set("identity", Napi::String::New(env, file->identity()));
   if (file->size() == 0) {
     out.Set("data", Napi::Buffer<uint8_t>::New(env, 0));
     return out;

@@ -7,7 +7,9 @@ import type { NativeTreeDirs } from './odb.js';
 
 export interface IndexExports {
   /** The whole file as a read-only mapping (never write to `data`), or null when it is absent. */
-  mapFile(path: string): { data: Buffer; mtimeSec: number; mtimeNsec: number } | null;
+  mapFile(
+    path: string,
+  ): { data: Buffer; mtimeSec: number; mtimeNsec: number; identity: string } | null;
   /**
    * Drops the pages of a file mapFile mapped (its `data`, whole) from this process: they count
    * in its RSS while mapped, and a later read faults them back in from the page cache. False

@@ -9,7 +9,7 @@ import {
   cacheTreeExtension,
   invalidatedCacheTree,
 } from '../index/cache-tree.js';
-import type { IndexFile } from '../index/read.js';
+import { INDEX_HASH, rememberCommitted, type IndexFile } from '../index/read.js';
 import {
   decideRacyWait,
   leaveRacySecond,
@@ -329,9 +329,11 @@ export async function commitIndex(
     indexLock.touch();
   }
   killPoint();
+  const checksum = indexLock.tail(INDEX_HASH);
   // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
   // the target and HEAD the old commit — a state git reads as staged changes, not damage.
   indexLock.commit(durable);
+  rememberCommitted(job.indexPath, checksum);
   if (sharedPath !== null) expireSharedIndexes(gitDir, sharedPath, opened.split.expireBefore);
   else if (split?.keptPath) freshenSharedIndex(split.keptPath);
   // What the next call may take as known: none of it where collisions rewrote files.
