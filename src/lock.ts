@@ -150,10 +150,6 @@ export class LockFile {
   }
 
   /**
-   * Closes the lock and renames it over the target. Durable: the lock is fsynced before the
-   * rename and its directory after, so the new file (and only a complete one) survives a crash.
-   */
-  /**
    * The last `n` bytes written (an index file's checksum), read back through the lock's own
    * descriptor before it is committed; null where there are fewer.
    */
@@ -165,6 +161,10 @@ export class LockFile {
     return readSync(this.fd, out, 0, n, size - n) === n ? out : null;
   }
 
+  /**
+   * Closes the lock and renames it over the target. Durable: the lock is fsynced before the
+   * rename and its directory after, so the new file (and only a complete one) survives a crash.
+   */
   commit(durable = false): void {
     try {
       if (durable) fsyncSync(this.fd!);

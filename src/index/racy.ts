@@ -1,4 +1,4 @@
-import { STAT_WORDS } from './write.js';
+import { STAT_WORDS, hasStatData } from './write.js';
 
 /**
  * git trusts an index entry's stat data only when the index file is from a later second than
@@ -65,9 +65,10 @@ export function decideRacyWait(
   let newest = 0;
   const count = positions ? positions.length : written.length / STAT_WORDS;
   for (let j = 0; j < count; j++) {
-    const s = (positions ? positions[j]! : j) * STAT_WORDS;
+    const k = positions ? positions[j]! : j;
+    if (!hasStatData(written, k)) continue; // not written by this checkout
+    const s = k * STAT_WORDS;
     const mtime = written[s + 2]!;
-    if (mtime === 0 && written[s + 5] === 0) continue; // not written by this checkout
     if (mtime > newest) newest = mtime;
     if (mtime >= second) {
       entries++;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { loadAddon } from '../addon.js';
 import { PcheckoutError, fromNative } from '../errors.js';
@@ -121,24 +121,33 @@ function readIndexFile(path: string): { file: IndexFile; link: Buffer | null } |
 const committedHere = new Map<string, { identity: string; checksum: Buffer }>();
 
 /**
- * After the index at `path` was committed: `checksum` is the one written (read back through the
- * lock's descriptor). Remembered only when the file now at `path` ends with it.
+ * A file's identity: a rename over it changes the inode, any write its ctime (nanoseconds).
+ * The same string as mapFile's `identity` (native/base/mapped_file.h).
  */
-export function rememberCommitted(path: string, checksum: Buffer | null): void {
+export function fileIdentity(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/**
+ * After the index at `path` was committed: `checksum` is the one written (read back through the
+ * lock's descriptor). Remembered only when the file now at `path` ends with it. Returns that
+ * file's identity (null: it cannot be looked at).
+ */
+export function rememberCommitted(path: string, checksum: Buffer | null): string | null {
   committedHere.delete(path);
-  if (checksum === null) return;
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
     const st = fstatSync(fd, { bigint: true });
+    const identity = fileIdentity(st);
+    const at = Number(st.size) - (checksum?.length ?? 0);
+    if (checksum === null || at < 0) return identity;
     const tail = Buffer.alloc(checksum.length);
-    const at = Number(st.size) - checksum.length;
-    if (at < 0 || readSync(fd, tail, 0, tail.length, at) !== tail.length) return;
-    if (!tail.equals(checksum)) return;
-    const identity = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-    committedHere.set(path, { identity, checksum });
+    if (readSync(fd, tail, 0, tail.length, at) === tail.length && tail.equals(checksum))
+      committedHere.set(path, { identity, checksum });
+    return identity;
   } catch {
-    // Not remembered: the next read hashes it.
+    return null; // nothing remembered, nothing trusted: the next read hashes it
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -14,6 +14,22 @@ export function newStats(count: number): Uint32Array {
   return loadAddon().newStats(count);
 }
 
+/** Whether entry k of `stats` holds stat data (none: an entry taken from a tree, not written). */
+export function hasStatData(stats: Uint32Array, k: number): boolean {
+  return stats[k * STAT_WORDS + 2] !== 0 || stats[k * STAT_WORDS + 5] !== 0;
+}
+
+/** The stat words compared: ctime and mtime (s, ns), inode, uid, gid, size (not mode, st_dev). */
+const SAME_STAT_WORDS = [0, 1, 2, 3, 5, 7, 8, 9] as const;
+
+/** Whether entry `j` of stat data `a` and entry `k` of `b` are the same (SAME_STAT_WORDS). */
+export function sameStatData(a: Uint32Array, j: number, b: Uint32Array, k: number): boolean {
+  const x = j * STAT_WORDS;
+  const y = k * STAT_WORDS;
+  for (const w of SAME_STAT_WORDS) if (a[x + w] !== b[y + w]) return false;
+  return true;
+}
+
 const KNOWN_EXT_FLAGS = 0x6000; // SKIP_WORKTREE | INTENT_TO_ADD (see read.ts)
 
 export interface BuildIndexOptions {

@@ -5,7 +5,7 @@
  * checkout-paths.ts) says which rows to look at, runs the look, and decides each row into a
  * Decisions (decisions.ts).
  */
-import { STAT_WORDS, bytesOf } from '../index/write.js';
+import { bytesOf, sameStatData } from '../index/write.js';
 import type { Decisions } from './decisions.js';
 import type { EntryList } from './entries.js';
 import { pathspecScope } from './filters.js';
@@ -210,12 +210,7 @@ export class Stage {
   statSame(slot: number, i: number): boolean {
     const kind = this.found.kind(slot);
     if (kind !== KIND_FILE && kind !== KIND_SYMLINK) return false;
-    const a = slot * STAT_WORDS;
-    const b = i * STAT_WORDS;
-    for (const w of [0, 1, 2, 3, 5, 7, 8, 9]) {
-      if (this.found.stats[a + w] !== this.index!.stats[b + w]) return false;
-    }
-    return true;
+    return sameStatData(this.found.stats, slot, this.index!.stats, i);
   }
 }
 

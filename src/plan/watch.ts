@@ -21,6 +21,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { STAT_PRESENT, STAT_WORDS, type Addon, type NativeWatch } from '../addon.js';
+import { fileIdentity } from '../index/read.js';
+import { hasStatData, sameStatData } from '../index/write.js';
 import { pathList } from '../worktree.js';
 import type { EntryList } from './entries.js';
 import { dirsOf } from './rows.js';
@@ -32,13 +34,13 @@ const NOT_A_DIRECTORY = new Set([ENOENT, ENOTDIR, ELOOP]);
 /** The index file's identity: a rename over it changes the inode, any write its ctime. */
 export function indexIdentity(path: string): string | null {
   const st = statSync(path, { bigint: true, throwIfNoEntry: false });
-  return st ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : null;
+  return st ? fileIdentity(st) : null;
 }
 
 /**
- * Every leading directory of the entries' paths, each once, latin1, with '' for the root: found natively
- * (rows.ts dirsOf), a string made once per directory. A loop over a million paths in
- * JavaScript took ~235 ms of each warm call at that scale.
+ * Every leading directory of the entries' paths, each once, latin1, with '' for the root:
+ * found natively (rows.ts dirsOf), a string made once per directory. A loop over a million
+ * paths in JavaScript took ~235 ms of each warm call at that scale.
  */
 function leadingDirs(entries: EntryList): string[] {
   return ['', ...dirsOf(entries, null)];
@@ -114,18 +116,13 @@ const MAX_KEPT_WRITES = 200_000;
 function keepOwn(own: OwnWrites | null): KeptWrites | null {
   if (own === null || own.positions.length > MAX_KEPT_WRITES) return null;
   const { stats } = own;
-  const kept = own.positions.filter(
-    (k) => stats[k * STAT_WORDS + 5] !== 0 || stats[k * STAT_WORDS + 2] !== 0,
-  );
+  const kept = own.positions.filter((k) => hasStatData(stats, k));
   const words = new Uint32Array(kept.length * STAT_WORDS);
   kept.forEach((k, j) =>
     words.set(stats.subarray(k * STAT_WORDS, (k + 1) * STAT_WORDS), j * STAT_WORDS),
   );
   return { positions: Int32Array.from(kept), stats: words, threads: own.threads };
 }
-
-/** Stat words that must match: ctime, mtime (seconds and nanoseconds), inode, uid, gid, size. */
-const SAME_WORDS = [0, 1, 2, 3, 5, 7, 8, 9] as const;
 
 /** One event of a worktree's, as the hub hands it over. */
 interface WatchEvent {
@@ -374,12 +371,8 @@ export class WorktreeWatch {
       threads: own.threads,
     });
     for (let n = 0; n < at.length; n++) {
-      if (now.status[n] !== STAT_PRESENT) continue;
-      const a = n * STAT_WORDS;
-      const b = at[n]! * STAT_WORDS;
-      let same = true;
-      for (const w of SAME_WORDS) if (now.stats[a + w] !== own.stats[b + w]) same = false;
-      if (same) known[own.positions[at[n]!]!] = 1;
+      if (now.status[n] === STAT_PRESENT && sameStatData(now.stats, n, own.stats, at[n]!))
+        known[own.positions[at[n]!]!] = 1;
     }
   }
 

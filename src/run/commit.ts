@@ -333,12 +333,12 @@ export async function commitIndex(
   // The index first, then HEAD, as git: if HEAD cannot follow, the index and worktree hold
   // the target and HEAD the old commit — a state git reads as staged changes, not damage.
   indexLock.commit(durable);
-  rememberCommitted(job.indexPath, checksum);
+  const identity = rememberCommitted(job.indexPath, checksum);
   if (sharedPath !== null) expireSharedIndexes(gitDir, sharedPath, opened.split.expireBefore);
   else if (split?.keptPath) freshenSharedIndex(split.keptPath);
   // What the next call may take as known: none of it where collisions rewrote files.
   opened.watch?.record(
-    indexIdentity(job.indexPath),
+    identity,
     plan.result,
     outcome.collisions.length === 0 ? plan.verified : null,
     inPlace,
